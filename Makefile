@@ -1,0 +1,66 @@
+# monosem: the two commands are `make book` and `make test` (set-up included).
+#   make book [PROFILE=smoke|cpu|paper]   build the whole book (default PROFILE=cpu)
+#   make test                             unit tests + nbval regression tests of notebooks/
+# Other targets: venv, sync, execute, html, reference, clean.
+
+PROFILE ?= cpu
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU build of torch (this pin takes a local wheel on the project's machines; elsewhere pip
+# picks the default build for the platform). Override e.g. TORCH_SPEC="torch" on a GPU machine
+# that already has torch.
+TORCH_SPEC ?= torch==2.13.0
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.md))
+EXECUTED := book/executed
+NBVAL_FLAGS := -p no:cacheprovider --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+STAMP := $(VENV)/.monosem-installed
+
+.PHONY: book test venv sync execute html reference clean
+
+book: venv sync execute html
+
+test: venv sync
+	@echo "== unit tests"
+	$(BIN)/python -m pytest -p no:cacheprovider tests
+	@echo "== notebook regression tests (nbval, smoke profile)"
+	MONOSEM_PROFILE=smoke TQDM_DISABLE=1 $(BIN)/python -m pytest $(NBVAL_FLAGS) notebooks
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[book,test]"
+	touch $(STAMP)
+
+# Keep every notebooks/NN_name.md (the source you edit) and its .ipynb twin in step.
+sync: venv
+	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
+
+# Execute every notebook with papermill at $(PROFILE) into book/executed/ (never in place:
+# the injected-parameters cell would leak into the paired source).
+execute: venv
+	@mkdir -p $(EXECUTED)
+	@n=$(words $(NOTEBOOKS)); i=0; for md in $(NOTEBOOKS); do \
+	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
+	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
+	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
+	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) \
+	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; exit 1; }; \
+	  echo "done in $$(( $$(date +%s) - t0 )) s"; \
+	done
+
+html: venv
+	$(BIN)/jupyter-book build . -W --keep-going
+
+# Re-execute the committed notebooks/*.ipynb at the smoke profile (nbval's reference outputs).
+reference: venv sync
+	@for md in $(NOTEBOOKS); do nb=$${md%.md}.ipynb; echo "reference: $$nb"; \
+	  MONOSEM_PROFILE=smoke TQDM_DISABLE=1 $(BIN)/jupyter nbconvert --log-level ERROR --to notebook \
+	    --execute --inplace $$nb || exit 1; done
+	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
+
+clean:
+	rm -rf _build $(EXECUTED)

@@ -1,0 +1,211 @@
+"""Run profiles: how big every experiment is.
+
+Three profiles, chosen by name everywhere (the ``profile`` parameter of every notebook, the CLI's
+``--profile``):
+
+``smoke``
+    seconds per section: the unit tests, nbval and CI. Numbers are not meant to show anything.
+``cpu`` (the default)
+    the rendered book on a 2-core laptop: every phenomenon of the paper visible at reduced scale.
+    Pages that show a ``cpu`` result label it as reduced-scale and say what was shrunk.
+``paper``
+    the paper's exact settings (Appendix A); a GPU job.
+
+Each profile is a frozen dataclass holding one frozen dataclass of sizes per experiment, so that
+a reader can see the whole scale of a run at a glance (``get_profile("cpu")``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "PROFILE_NAMES",
+    "DEFAULT_PROFILE",
+    "Profile",
+    "SettingSizes",
+    "FeatureLearningSizes",
+    "SpecializationSizes",
+    "SampleEfficiencySizes",
+    "GatesSizes",
+    "Theorem1Sizes",
+    "Theorem2Sizes",
+    "get_profile",
+]
+
+PROFILE_NAMES = ("smoke", "cpu", "paper")
+DEFAULT_PROFILE = "cpu"
+
+
+@dataclass(frozen=True)
+class SettingSizes:
+    """Section 2 (data models): sample sizes for the pictures and the Bayes-risk estimates."""
+
+    n_plot: int
+    n_bayes: int
+    Ks: tuple[int, ...] = (1, 2, 10, 50)
+
+
+@dataclass(frozen=True)
+class FeatureLearningSizes:
+    """Section 1 (global RFM vs Laplace as K grows, Appendix A.2 kernels)."""
+
+    n_train: int
+    n_test: int
+    Ks: tuple[int, ...] = (1, 2, 10, 50)
+    runs: int = 1
+
+
+@dataclass(frozen=True)
+class SpecializationSizes:
+    """Section 3.1 / Appendix A.1 (Figure 1): the four MLPs on ``figure1_model()``."""
+
+    width: int
+    n_train: int
+    n_val: int
+    n_test: int
+    batch: int
+    max_steps_relu: int
+    max_steps_other: int
+    eval_every: int
+    relu_lr_grid: tuple[float, ...]
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SampleEfficiencySizes:
+    """Section 3.2 / Appendix A.2 (Figures 2 and 6)."""
+
+    Ks: tuple[int, ...]
+    ns: tuple[int, ...]
+    n_test: int
+    runs: int
+    width: int
+    batch: int
+    min_steps: int
+    max_steps: int
+    eval_every: int
+    patience_evals: int
+
+
+@dataclass(frozen=True)
+class GatesSizes:
+    """Section 3.3 / Appendix A.3 (Figure 4)."""
+
+    Ks: tuple[int, ...]
+    ns: tuple[int, ...]
+    n_test: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class Theorem1Sizes:
+    """Section 4.1 / Appendix B.1: neurons, cluster counts, separations, flow lengths."""
+
+    m: int
+    Ks: tuple[int, ...]
+    Rs: tuple[float, ...]
+    t_max: float
+    epsilons: tuple[float, ...]
+    n_mc: int
+
+
+@dataclass(frozen=True)
+class Theorem2Sizes:
+    """Section 4.2 / Appendix B.2: the separation experiment."""
+
+    Ks: tuple[int, ...]
+    exponents: tuple[float, ...]
+    n_test: int
+    n_max: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One run profile: a name and the sizes of every experiment."""
+
+    name: str
+    description: str
+    setting: SettingSizes
+    feature_learning: FeatureLearningSizes
+    specialization: SpecializationSizes
+    sample_efficiency: SampleEfficiencySizes
+    gates: GatesSizes
+    theorem1: Theorem1Sizes
+    theorem2: Theorem2Sizes
+    reduced_scale: bool = field(default=True)
+
+
+_PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        description="seconds per section; for tests and CI only",
+        setting=SettingSizes(n_plot=600, n_bayes=4_096),
+        feature_learning=FeatureLearningSizes(n_train=600, n_test=300, Ks=(1, 10)),
+        specialization=SpecializationSizes(
+            width=64, n_train=4_000, n_val=512, n_test=512, batch=256, max_steps_relu=150,
+            max_steps_other=150, eval_every=50, relu_lr_grid=(0.004,), seeds=(0,),
+        ),
+        sample_efficiency=SampleEfficiencySizes(
+            Ks=(1, 10), ns=(500, 1_000), n_test=512, runs=1, width=64, batch=256,
+            min_steps=100, max_steps=200, eval_every=50, patience_evals=4,
+        ),
+        gates=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
+        theorem1=Theorem1Sizes(m=16, Ks=(3,), Rs=(8.0,), t_max=40.0, epsilons=(1e-2, 3e-3), n_mc=20_000),
+        theorem2=Theorem2Sizes(Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=1_000),
+    ),
+    "cpu": Profile(
+        name="cpu",
+        description="the rendered book on a 2-core laptop; every phenomenon at reduced scale",
+        setting=SettingSizes(n_plot=3_000, n_bayes=50_000),
+        feature_learning=FeatureLearningSizes(n_train=5_000, n_test=2_048, Ks=(1, 2, 10, 50)),
+        specialization=SpecializationSizes(
+            width=256, n_train=100_000, n_val=4_096, n_test=2_048, batch=256, max_steps_relu=6_000,
+            max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1),
+        ),
+        sample_efficiency=SampleEfficiencySizes(
+            Ks=(1, 2, 10, 50), ns=(2_000, 5_000, 10_000), n_test=2_048, runs=2, width=512,
+            batch=1_024, min_steps=1_000, max_steps=3_000, eval_every=250, patience_evals=8,
+        ),
+        gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=2),
+        theorem1=Theorem1Sizes(
+            m=64, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=200.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=200_000,
+        ),
+        theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16), exponents=(1.0, 2.0, 3.0), n_test=2_048, n_max=8_000),
+    ),
+    "paper": Profile(
+        name="paper",
+        description="the paper's exact settings (Appendix A); a GPU job",
+        setting=SettingSizes(n_plot=5_000, n_bayes=200_000),
+        feature_learning=FeatureLearningSizes(n_train=20_000, n_test=4_096, Ks=(1, 2, 10, 50), runs=5),
+        specialization=SpecializationSizes(
+            width=2_048, n_train=100_000, n_val=4_096, n_test=2_048, batch=2_048,
+            max_steps_relu=40_000, max_steps_other=20_000, eval_every=500,
+            relu_lr_grid=(0.004, 0.008, 0.012, 0.016, 0.024, 0.032), seeds=(0,),
+        ),
+        sample_efficiency=SampleEfficiencySizes(
+            Ks=(1, 2, 10, 50), ns=(20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=5,
+            width=4_096, batch=4_096, min_steps=20_000, max_steps=200_000, eval_every=500,
+            patience_evals=60,
+        ),
+        gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=5),
+        theorem1=Theorem1Sizes(
+            m=512, Ks=(3, 5, 10), Rs=(4.0, 8.0, 16.0, 32.0), t_max=400.0,
+            epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=2_000_000,
+        ),
+        theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 2.0, 3.0), n_test=4_096, n_max=200_000),
+        reduced_scale=False,
+    ),
+}
+
+
+def get_profile(name: str | Profile = DEFAULT_PROFILE) -> Profile:
+    """The :class:`Profile` called ``name`` (``'smoke'``, ``'cpu'`` or ``'paper'``).
+
+    A :class:`Profile` instance is returned unchanged, so functions can take either.
+    """
+    if isinstance(name, Profile):
+        return name
+    if not isinstance(name, str) or name not in _PROFILES:
+        raise ValueError(f"profile={name!r} is not a known profile; use one of {list(PROFILE_NAMES)}")
+    return _PROFILES[name]

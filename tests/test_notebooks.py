@@ -1,0 +1,54 @@
+"""Structure of the notebooks: pairing, Colab badge and install cell, the parameters cell."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+
+
+def test_there_are_notebooks():
+    assert SOURCES
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_md_and_ipynb_are_paired_and_in_sync(md):
+    ipynb = md.with_suffix(".ipynb")
+    assert ipynb.exists(), f"{ipynb.name} missing: run `make sync`"
+    text = jupytext.read(md)
+    paired = nbformat.read(ipynb, as_version=4)
+    assert [c.source for c in text.cells] == [c.source for c in paired.cells], f"{md.name} and {ipynb.name} differ: run `make sync`"
+    assert text.metadata["jupytext"]["formats"] == "ipynb,md:myst"
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_reference_outputs_were_executed(md):
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "reference outputs missing: run `make reference`"
+    assert not any(o.output_type == "error" for c in code for o in c.outputs)
+
+
+@pytest.mark.parametrize("md", SOURCES, ids=lambda p: p.stem)
+def test_colab_badge_install_cell_and_parameters(md):
+    nb = jupytext.read(md)
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    m = re.search(r"colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/(notebooks/[^)\s]+\.ipynb)", first_md.source)
+    assert m, f"{md.name}: no Open-in-Colab badge in the first cell"
+    assert (ROOT / m.group(1)).exists() and m.group(1) == f"notebooks/{md.stem}.ipynb"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "google.colab" in code[0].source and "pip install" in code[0].source
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, f"{md.name}: exactly one cell tagged 'parameters'"
+    assert re.search(r"^profile = ", params[0].source, flags=re.M)
+    assert "import monosem" in nb_text(nb) or "from monosem" in nb_text(nb)
+
+
+def nb_text(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")

@@ -1,0 +1,78 @@
+"""Run profiles and the device / seeding helpers."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from monosem import device, profiles
+
+
+def test_three_profiles_and_default():
+    assert profiles.PROFILE_NAMES == ("smoke", "cpu", "paper")
+    assert profiles.get_profile().name == "cpu"
+    for name in profiles.PROFILE_NAMES:
+        p = profiles.get_profile(name)
+        assert p.name == name and profiles.get_profile(p) is p
+        assert dataclasses.is_dataclass(p)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            p.name = "x"  # type: ignore[misc]
+    assert profiles.get_profile("paper").reduced_scale is False
+    assert profiles.get_profile("cpu").reduced_scale is True
+
+
+def test_paper_profile_holds_the_papers_settings():
+    p = profiles.get_profile("paper")
+    se = p.sample_efficiency
+    assert se.ns == (20_000, 50_000, 100_000, 200_000) and se.Ks == (1, 2, 10, 50)
+    assert se.n_test == 4_096 and se.runs == 5
+    assert p.gates.Ks == (2, 5, 10, 50)
+
+
+@pytest.mark.parametrize("bad", ["fast", "", "CPU", None, 3])
+def test_unknown_profile_lists_valid_ones(bad):
+    with pytest.raises(ValueError, match="smoke.*cpu.*paper"):
+        profiles.get_profile(bad)
+
+
+def test_device_choice_and_override(monkeypatch):
+    monkeypatch.delenv("MONOSEM_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert device.get_device().type == expected
+    monkeypatch.setenv("MONOSEM_DEVICE", "cpu")
+    assert device.get_device().type == "cpu"
+    assert device.get_device("cpu").type == "cpu"
+    with pytest.raises(ValueError, match="device"):
+        device.get_device("tpu9")
+
+
+def test_dtypes(monkeypatch):
+    monkeypatch.delenv("MONOSEM_DTYPE", raising=False)
+    assert device.default_dtype() == torch.float32
+    monkeypatch.setenv("MONOSEM_DTYPE", "float64")
+    assert device.default_dtype() == torch.float64
+    assert device.resolve_dtype("float32") == torch.float32
+    monkeypatch.setenv("MONOSEM_DTYPE", "half")
+    with pytest.raises(ValueError, match="MONOSEM_DTYPE"):
+        device.default_dtype()
+
+
+def test_seed_everything_seeds_all_generators():
+    device.seed_everything(123)
+    a = (random.random(), np.random.rand(), torch.rand(1).item())
+    device.seed_everything(123)
+    b = (random.random(), np.random.rand(), torch.rand(1).item())
+    assert a == b
+    with pytest.raises(ValueError, match="seed"):
+        device.seed_everything(-1)
+
+
+def test_torch_generator_is_independent_of_global_state():
+    g1 = device.torch_generator(7)
+    torch.manual_seed(999)
+    g2 = device.torch_generator(7)
+    assert torch.equal(torch.randn(5, generator=g1), torch.randn(5, generator=g2))
