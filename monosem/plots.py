@@ -13,7 +13,10 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["paper_style", "to_numpy", "cluster_colors", "scatter_clusters", "response_by_cluster", "curves"]
+__all__ = [
+    "paper_style", "to_numpy", "cluster_colors", "scatter_clusters", "response_by_cluster", "curves",
+    "METHOD_STYLES", "efficiency_panel",
+]
 
 _STYLE = {
     "figure.dpi": 110,
@@ -85,3 +88,47 @@ def curves(ax: plt.Axes, x, ys: dict, *, xlabel: str = "", ylabel: str = "", log
     if logy:
         ax.set_yscale("log")
     ax.legend()
+
+
+#: Line styles of the methods of Figures 2, 4 and 6 (the oracles dashed, the Bayes line dotted).
+METHOD_STYLES = {
+    "mlp-relu": dict(color="tab:blue", marker="o", label="ReLU MLP"),
+    "mlp-gelu": dict(color="tab:cyan", marker="v", label="GELU MLP"),
+    "mlp-reglu": dict(color="tab:red", marker="s", label="ReGLU MLP"),
+    "mlp-swiglu": dict(color="tab:pink", marker="D", label="SwiGLU MLP"),
+    "laplace": dict(color="tab:gray", marker="^", label="Laplace (global)"),
+    "rfm": dict(color="tab:green", marker="^", label="RFM (global, best of it. 0-3)"),
+    "oracle-laplace": dict(color="tab:gray", ls="--", marker="x", label="Laplace oracle (per cluster)"),
+    "oracle-rfm": dict(color="tab:green", ls="--", marker="x", label="RFM oracle (per cluster)"),
+    "gated-laplace": dict(color="tab:purple", marker="P", label="MLP-gated local Laplace"),
+    "gated-rfm": dict(color="tab:orange", marker="P", label="MLP-gated local RFM"),
+    "bayes": dict(color="black", ls=":", label="Bayes"),
+}
+
+
+def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: float | None = None) -> None:
+    """One panel of Figures 2/4/6: test MSE against n on log-log axes, shaded +-1 std.
+
+    ``curves`` maps a method name to ``(ns, mean, std)``; styles come from :data:`METHOD_STYLES`.
+    ``noise`` draws the label-noise variance as a thin horizontal line.
+    """
+    for method, (ns, mean, std) in curves.items():
+        ns, mean, std = to_numpy(ns), to_numpy(mean), to_numpy(std)
+        style = dict(METHOD_STYLES.get(method, {"label": method}))
+        style.setdefault("ls", "-")
+        ax.plot(ns, mean, ms=4, lw=1.4, **style)
+        if np.any(std > 0):
+            lo = np.clip(mean - std, a_min=mean * 1e-3, a_max=None)
+            ax.fill_between(ns, lo, mean + std, color=style.get("color"), alpha=0.15, lw=0)
+    if noise is not None:
+        ax.axhline(noise, color="grey", lw=0.8, ls="-.", label="noise level")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    all_ns = sorted({int(n) for ns, _, _ in curves.values() for n in to_numpy(ns)})
+    if all_ns:  # label exactly the sample sizes of the sweep
+        ax.set_xticks(all_ns, [f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n) for n in all_ns])
+        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+    ax.set_xlabel("training examples n")
+    ax.set_ylabel("test MSE")
+    if title:
+        ax.set_title(title)
