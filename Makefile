@@ -15,6 +15,9 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.md))
 EXECUTED := book/executed
 NBVAL_FLAGS := -p no:cacheprovider --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 STAMP := $(VENV)/.monosem-installed
+# Sweep results (one small JSON per cell, trained networks beside them): a rebuild recomputes
+# only what is missing. Not committed.
+export MONOSEM_CACHE ?= $(CURDIR)/results/cache
 
 .PHONY: book test venv sync execute html reference clean
 

@@ -48,12 +48,16 @@ class SettingSizes:
 
 @dataclass(frozen=True)
 class FeatureLearningSizes:
-    """Section 1 (global RFM vs Laplace as K grows, Appendix A.2 kernels)."""
+    """Section 1 (global RFM vs Laplace as K grows, Appendix A.2 kernels).
+
+    ``iterations`` AGOP updates (the paper: 3); ``runs`` seeds r = 0.. (data, links).
+    """
 
     n_train: int
     n_test: int
     Ks: tuple[int, ...] = (1, 2, 10, 50)
     runs: int = 1
+    iterations: int = 3
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,12 @@ class SpecializationSizes:
     eval_every: int
     relu_lr_grid: tuple[float, ...]
     seeds: tuple[int, ...]
+    #: initialization ablation (lazy-training scale alpha, lr / alpha), on the first seed only
+    lazy_output_scales: tuple[float, ...] = (10.0, 100.0)
+    ablation_activations: tuple[str, ...] = ("relu", "gelu")
+    #: second ablation: hidden initialization times this factor, for these activations
+    small_init_scale: float = 0.1
+    small_init_activations: tuple[str, ...] = ("relu", "reglu")
 
 
 @dataclass(frozen=True)
@@ -112,12 +122,22 @@ class Theorem1Sizes:
 
 @dataclass(frozen=True)
 class Theorem2Sizes:
-    """Section 4.2 / Appendix B.2: the separation experiment."""
+    """Section 4.2 / Appendix B.2: the separation experiment (sizes n = ceil(n_scale K^A) <= n_max).
+
+    The paper runs no experiment for Theorem 2; the ``paper`` profile is only a larger one.
+    """
 
     Ks: tuple[int, ...]
     exponents: tuple[float, ...]
     n_test: int
     n_max: int
+    n_scale: float = 4.0
+    mlp_width_per_cluster: int = 4
+    mlp_steps: int = 1500
+    mlp_lr: float = 0.02
+    mlp_budget_factors: tuple[float, ...] = (3.0, 6.0)
+    rho_ratio: float = 0.1
+    rfm_iterations: int = 3
 
 
 @dataclass(frozen=True)
@@ -141,7 +161,7 @@ _PROFILES: dict[str, Profile] = {
         name="smoke",
         description="seconds per section; for tests and CI only",
         setting=SettingSizes(n_plot=600, n_bayes=4_096),
-        feature_learning=FeatureLearningSizes(n_train=600, n_test=300, Ks=(1, 10)),
+        feature_learning=FeatureLearningSizes(n_train=600, n_test=512, Ks=(1, 10)),
         specialization=SpecializationSizes(
             width=64, n_train=4_000, n_val=512, n_test=512, batch=256, max_steps_relu=150,
             max_steps_other=150, eval_every=50, relu_lr_grid=(0.004,), seeds=(0,),
@@ -152,13 +172,15 @@ _PROFILES: dict[str, Profile] = {
         ),
         gates=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
         theorem1=Theorem1Sizes(m=16, Ks=(3,), Rs=(8.0,), t_max=40.0, epsilons=(1e-2, 3e-3), n_mc=20_000),
-        theorem2=Theorem2Sizes(Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=1_000),
+        theorem2=Theorem2Sizes(
+            Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=256, mlp_steps=300, rfm_iterations=1,
+        ),
     ),
     "cpu": Profile(
         name="cpu",
         description="the rendered book on a 2-core laptop; every phenomenon at reduced scale",
         setting=SettingSizes(n_plot=3_000, n_bayes=50_000),
-        feature_learning=FeatureLearningSizes(n_train=5_000, n_test=2_048, Ks=(1, 2, 10, 50)),
+        feature_learning=FeatureLearningSizes(n_train=4_000, n_test=2_048, Ks=(1, 2, 10, 50), runs=2),
         specialization=SpecializationSizes(
             width=256, n_train=100_000, n_val=4_096, n_test=2_048, batch=256, max_steps_relu=6_000,
             max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1),
@@ -171,7 +193,7 @@ _PROFILES: dict[str, Profile] = {
         theorem1=Theorem1Sizes(
             m=64, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=200.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=200_000,
         ),
-        theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16), exponents=(1.0, 2.0, 3.0), n_test=2_048, n_max=8_000),
+        theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=2_048, n_max=4_096),
     ),
     "paper": Profile(
         name="paper",
@@ -193,7 +215,9 @@ _PROFILES: dict[str, Profile] = {
             m=512, Ks=(3, 5, 10), Rs=(4.0, 8.0, 16.0, 32.0), t_max=400.0,
             epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=2_000_000,
         ),
-        theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 2.0, 3.0), n_test=4_096, n_max=200_000),
+        theorem2=Theorem2Sizes(
+            Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=4_096, n_max=200_000, mlp_steps=5_000,
+        ),
         reduced_scale=False,
     ),
 }

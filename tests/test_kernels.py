@@ -1,0 +1,265 @@
+"""Tests of monosem.kernels: the metric Laplace kernel, its solvers, AGOP, RFM and the oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from monosem import data
+from monosem.kernels import EigenProConfig, LaplaceKernelRegressor, PerClusterOracle, RFMRegressor, agop
+from monosem.kernels.agop import laplace_gradients, normalize_metric
+from monosem.kernels.bandwidth import cluster_median_distance, median_distance
+from monosem.kernels.laplace import KernelOperator, kernel_matvec, laplace_kernel, metric_sqrt
+from monosem.kernels.solvers import solve_exact
+
+F64 = torch.float64
+
+
+def _random_psd(d: int, rank: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(d, rank, generator=g, dtype=F64)
+    return A @ A.T
+
+
+@pytest.fixture(scope="module")
+def single_index():
+    """K = 1 mixed-link data: a single-index model in d = 20."""
+    m = data.mixed_link_model(1)
+    X, y, c = m.pool(1_200, dtype=F64)
+    Xt, yt, ct = m.test_set(1_024, dtype=F64)
+    return m, X, y, c, Xt, yt, ct
+
+
+# ------------------------------------------------------------------------------------- kernel
+def test_kernel_is_symmetric_psd_and_uses_the_l2_norm():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(300, 6, generator=g, dtype=F64)
+    M = _random_psd(6, 3, 1)
+    Z = X @ metric_sqrt(M)
+    K = laplace_kernel(Z, Z, 2.0)
+    assert torch.allclose(K, K.T, atol=1e-12)
+    assert torch.allclose(K.diagonal(), torch.ones(300, dtype=F64), atol=1e-7)
+    assert float(torch.linalg.eigvalsh(K)[0]) > -1e-10
+    # the L2 norm of M^{1/2}(x - x'), i.e. sqrt((x-x')^T M (x-x')), not an L1 norm
+    diff = X[3] - X[7]
+    assert float(K[3, 7]) == pytest.approx(float(torch.exp(-torch.sqrt(diff @ M @ diff) / 2.0)), rel=1e-9)
+
+
+def test_blocked_evaluation_equals_unblocked():
+    g = torch.Generator().manual_seed(1)
+    Z1 = torch.randn(257, 5, generator=g, dtype=F64)
+    Z2 = torch.randn(131, 5, generator=g, dtype=F64)
+    v = torch.randn(131, generator=g, dtype=F64)
+    full = laplace_kernel(Z1, Z2, 1.5) @ v
+    blocked = kernel_matvec(Z1, Z2, 1.5, v, block_bytes=131 * 8 * 7)  # 7-row blocks
+    assert torch.allclose(full, blocked, atol=1e-12)
+    op_cached = KernelOperator(Z1, 1.5, cache_bytes=10**9)
+    op_streamed = KernelOperator(Z1, 1.5, cache_bytes=0, block_bytes=257 * 8 * 10)
+    w = torch.randn(257, generator=g, dtype=F64)
+    assert op_streamed.cached is None and op_cached.cached is not None
+    assert torch.allclose(op_cached.matvec(w), op_streamed.matvec(w), atol=1e-12)
+    idx = torch.tensor([0, 5, 256])
+    assert torch.allclose(op_cached.rows(idx), op_streamed.rows(idx), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ gradients, AGOP
+def test_closed_form_gradient_matches_autograd():
+    g = torch.Generator().manual_seed(2)
+    X = torch.randn(200, 5, generator=g, dtype=F64)
+    y = torch.sin(X[:, 0]) + X[:, 1] ** 2
+    M = _random_psd(5, 5, 3) + 0.1 * torch.eye(5, dtype=F64)
+    model = LaplaceKernelRegressor(bandwidth=1.7, metric=M, solver="exact").fit(X, y)
+    Xq = torch.randn(40, 5, generator=g, dtype=F64)
+    closed = model.gradients(Xq)
+    S = metric_sqrt(M)
+    Zt = model._Z.to(F64)
+    alpha = model.dual_coef_.to(F64)
+    xq = Xq.clone().requires_grad_(True)
+    zq = xq @ S - model._z_mean
+    f = (torch.exp(-(zq[:, None, :] - Zt[None]).norm(dim=2) / model.bandwidth_) @ alpha).sum()
+    (auto,) = torch.autograd.grad(f, xq)
+    assert torch.allclose(closed, auto, rtol=1e-8, atol=1e-10)
+    # the fitted predictor itself agrees with the formula differentiated above
+    assert np.allclose(model.predict(Xq), (torch.exp(-(zq[:, None, :] - Zt[None]).norm(dim=2) / model.bandwidth_) @ alpha).detach().numpy())
+
+
+def test_agop_on_training_points_drops_each_points_own_term():
+    g = torch.Generator().manual_seed(4)
+    X = torch.randn(150, 4, generator=g, dtype=F64)
+    y = X[:, 0] ** 2
+    model = LaplaceKernelRegressor(bandwidth=2.0, solver="exact").fit(X, y)
+    G = model.agop_tensor(max_samples=None)
+    Z, a, h = model._Z, model.dual_coef_, model.bandwidth_
+    grads = []
+    for i in range(Z.shape[0]):
+        keep = torch.arange(Z.shape[0]) != i
+        grads.append(laplace_gradients(Z[i : i + 1], Z[keep], a[keep], h)[0])
+    grads = torch.stack(grads)
+    assert torch.allclose(G, grads.T @ grads / grads.shape[0], rtol=1e-9, atol=1e-12)
+    assert np.allclose(agop(model, normalize="trace").trace(), 1.0)
+    assert np.isclose(np.linalg.eigvalsh(agop(model, normalize="max"))[-1], 1.0)
+
+
+# --------------------------------------------------------------------------------- solvers
+def test_iterative_solvers_reach_the_exact_predictions():
+    m = data.mixed_link_model(2)
+    X, y, c = m.pool(2_000)
+    Xt, _, _ = m.test_set(500)
+    exact = LaplaceKernelRegressor(solver="exact").fit(X, y).predict(Xt)
+    scale = np.linalg.norm(exact)
+    cg = LaplaceKernelRegressor(solver="cg", target_mse=1e-6, max_iter=500, dtype="float64").fit(X, y)
+    assert cg.solve_info_.converged
+    assert np.linalg.norm(cg.predict(Xt) - exact) / scale < 1e-2
+    ep = LaplaceKernelRegressor(solver="eigenpro", target_mse=1e-5, max_iter=300, eigenpro=EigenProConfig(subsample=1_000, top_q=100)).fit(X, y)
+    assert ep.solve_info_.converged and ep.solve_info_.train_mse <= 1e-5
+    assert np.linalg.norm(ep.predict(Xt) - exact) / scale < 0.05
+
+
+@pytest.mark.parametrize("solver", ["cg", "eigenpro"])
+def test_streamed_and_cached_kernels_give_the_same_iterative_fit(single_index, solver):
+    _, X, y, _, Xt, _, _ = single_index
+    kw = dict(solver=solver, dtype="float64", max_iter=20, eigenpro=EigenProConfig(subsample=300, top_q=50))
+    cached = LaplaceKernelRegressor(**kw).fit(X[:600], y[:600])
+    streamed = LaplaceKernelRegressor(cache_bytes=0, block_bytes=600 * 8 * 64, **kw).fit(X[:600], y[:600])
+    assert streamed.solve_info_.iterations == cached.solve_info_.iterations
+    assert np.allclose(streamed.predict(Xt), cached.predict(Xt), rtol=1e-8, atol=1e-10)
+
+
+def test_auto_solver_follows_the_11000_threshold(single_index):
+    _, X, y, *_ = single_index
+    assert LaplaceKernelRegressor().fit(X, y).solver_ == "exact"
+    small_threshold = LaplaceKernelRegressor(exact_max_n=1_000, max_iter=3).fit(X, y)
+    assert small_threshold.solver_ == "eigenpro" and small_threshold.solve_info_.ridge == 0.0
+
+
+def test_exact_solver_raises_the_ridge_when_cholesky_fails():
+    X = torch.zeros(5, 2, dtype=F64)
+    X[1:, 0] = torch.arange(1, 5, dtype=F64)
+    X = torch.cat([X, X])  # every point twice: K is singular
+
+    def build():
+        return laplace_kernel(X, X, 1.0)
+
+    with pytest.warns(RuntimeWarning, match="Cholesky failed"):
+        alpha, info = solve_exact(build, torch.ones(10, dtype=F64), 0.0)
+    assert info.ridge > 0 and torch.isfinite(alpha).all()
+
+
+# ------------------------------------------------------------------------------ bandwidth rules
+def test_bandwidth_rules():
+    g = torch.Generator().manual_seed(5)
+    A = torch.randn(300, 3, generator=g, dtype=F64)
+    B = 10.0 + 2.0 * torch.randn(300, 3, generator=g, dtype=F64)
+    Z = torch.cat([A, B])
+    groups = torch.cat([torch.zeros(300), torch.ones(300)]).long()
+    within = cluster_median_distance(Z, groups)
+    assert min(median_distance(A), median_distance(B)) <= within <= max(median_distance(A), median_distance(B))
+    assert median_distance(Z) > 2 * within  # the label-free median is dominated by between-cluster pairs
+    # recomputing the median in the transformed space: scaling the metric by s^2 scales h by s
+    y = torch.sin(Z[:, 0])
+    h1 = LaplaceKernelRegressor(metric=torch.eye(3)).fit(Z, y).bandwidth_
+    h4 = LaplaceKernelRegressor(metric=4.0 * torch.eye(3)).fit(Z, y).bandwidth_
+    assert h4 == pytest.approx(2.0 * h1, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------- RFM
+def test_rfm_finds_the_single_index_direction_and_beats_laplace(single_index):
+    m, X, y, c, Xt, yt, _ = single_index
+    rfm = RFMRegressor(bandwidth="cluster-median").fit(X, y, groups=c, X_test=Xt, y_test=yt)
+    assert len(rfm.history_) == 4 and rfm.metric_.shape == (20, 20)
+    top = np.linalg.eigh(rfm.metric_)[1][:, -1]
+    assert abs(top @ m.directions[0].numpy()) > 0.9
+    laplace_mse, rfm_mse = rfm.test_mse_[0], rfm.test_mse_[-1]
+    assert rfm_mse < 0.5 * laplace_mse
+    # iteration 0 is the isotropic Laplace kernel
+    lap = LaplaceKernelRegressor(bandwidth="cluster-median").fit(X, y, groups=c)
+    assert np.allclose(lap.predict(Xt), rfm.predict(Xt, iteration=0))
+    assert rfm.best_iteration_ == int(np.argmin(rfm.test_mse_))
+
+
+def test_agop_normalization_cancels_with_a_median_bandwidth(single_index):
+    _, X, y, _, Xt, _, _ = single_index
+    X, y = X[:500], y[:500]
+    preds = [RFMRegressor(iterations=2, normalize=nz).fit(X, y).predict(Xt) for nz in ("max", "trace", None)]
+    assert np.allclose(preds[0], preds[1], rtol=1e-6, atol=1e-8)
+    assert np.allclose(preds[0], preds[2], rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="normalize"):
+        normalize_metric(torch.eye(2, dtype=F64), "frobenius")
+
+
+# ------------------------------------------------------------------------------------ oracles
+def test_oracle_equals_the_global_fit_when_k_is_1(single_index):
+    _, X, y, c, Xt, _, ct = single_index
+    glob = LaplaceKernelRegressor().fit(X, y).predict(Xt)
+    oracle = PerClusterOracle(LaplaceKernelRegressor()).fit(X, y, c)
+    assert np.allclose(oracle.predict(Xt, ct), glob)
+
+
+def test_oracle_routes_by_true_cluster():
+    m = data.mixed_link_model(2)
+    X, y, c = m.pool(400)
+    Xt, yt, ct = m.test_set(100)
+    oracle = PerClusterOracle(RFMRegressor(iterations=1, bandwidth="cluster-median")).fit(X, y, c)
+    sel = (ct == 1).numpy()
+    local = RFMRegressor(iterations=1, bandwidth="cluster-median").fit(X[c == 1], y[c == 1], groups=c[c == 1])
+    assert np.allclose(oracle.predict(Xt, ct, iteration=1)[sel], local.predict(Xt[ct == 1], iteration=1))
+    with pytest.raises(ValueError, match="no training examples"):
+        oracle.predict(Xt, torch.full_like(ct, 7))
+
+
+# ------------------------------------------------------------------------------ scikit-learn
+@pytest.mark.slow
+def test_scikit_learn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    for est in (LaplaceKernelRegressor(), RFMRegressor(iterations=1)):
+        failures = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
+        assert not failures, [(r["check_name"], str(r["exception"])[:200]) for r in failures]
+
+
+def test_numpy_and_torch_inputs_give_the_same_fit(single_index):
+    _, X, y, *_ = single_index
+    a = LaplaceKernelRegressor().fit(X[:300], y[:300]).predict(X[300:400])
+    b = LaplaceKernelRegressor().fit(X[:300].numpy(), y[:300].numpy()).predict(X[300:400].numpy())
+    assert isinstance(a, np.ndarray) and np.allclose(a, b)
+    assert LaplaceKernelRegressor(bandwidth=2.0).get_params()["bandwidth"] == 2.0
+
+
+# ----------------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "kwargs, fit_args, match",
+    [
+        ({"bandwidth": 0.0}, None, "bandwidth"),
+        ({"bandwidth": -1.0}, None, "bandwidth"),
+        ({"bandwidth": "mean"}, None, "bandwidth"),
+        ({"solver": "lu"}, None, "solver"),
+        ({"ridge": -1.0}, None, "ridge"),
+        ({"metric": -np.eye(3)}, None, "positive semi-definite"),
+        ({"metric": np.array([[1.0, 2.0, 0], [0, 1.0, 0], [0, 0, 1.0]])}, None, "symmetric"),
+        ({"metric": np.eye(4)}, None, "shape"),
+        ({"bandwidth": "cluster-median"}, None, "groups"),
+        ({}, "nan", "NaN"),
+        ({}, "shape", "shape"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(kwargs, fit_args, match):
+    g = torch.Generator().manual_seed(6)
+    X = torch.randn(20, 3, generator=g, dtype=F64)
+    y = X[:, 0]
+    if fit_args == "nan":
+        X = X.clone()
+        X[3, 1] = float("nan")
+    if fit_args == "shape":
+        y = y[:-1]
+    with pytest.raises(ValueError, match=match):
+        LaplaceKernelRegressor(**kwargs).fit(X, y)
+
+
+def test_predict_checks_the_number_of_features(single_index):
+    _, X, y, *_ = single_index
+    model = LaplaceKernelRegressor().fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:5, :10])
+    with pytest.raises(ValueError, match="iteration"):
+        RFMRegressor(iterations=1).fit(X[:100], y[:100]).predict(X[:5], iteration=2)

@@ -1,0 +1,78 @@
+"""The Theorem 2 separation experiment: the constrained MLP and the runner, at toy sizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from monosem import data
+from monosem.experiments import theorem2 as X
+from monosem.profiles import Theorem2Sizes, get_profile
+
+
+def test_frobenius_mlp_respects_budget_and_learns():
+    K = 2
+    x, y, _ = data.noiseless_routing_mixture(K).pool(200)
+    cfg = X.FrobeniusMLPConfig(steps=300, budget_factor=3.0)
+    net, info = X.fit_frobenius_mlp(x, y, K, cfg, seed=0)
+    assert info["frobenius_sq"] <= 3.0 * K * (1 + 1e-6) and info["budget"] == 3.0 * K
+    assert info["train_mse"] < 0.5 * float(y.var())  # learns something
+    pred = net.predict(x)
+    assert float(pred.min()) >= 0.0 and float(pred.max()) <= 1.0
+    assert info["train_mse_clipped"] <= info["train_mse"] + 1e-7  # clipping never hurts: f* in [0, 1]
+    # deterministic in the seed
+    net2, _ = X.fit_frobenius_mlp(x, y, K, cfg, seed=0)
+    torch.testing.assert_close(net.W, net2.W)
+
+
+def test_projection_is_a_rescaling():
+    net = X.FrobeniusMLP(4, 8, init_std=5.0, seed=1)
+    W0, a0 = net.W.detach().clone(), net.a.detach().clone()
+    net.project_(1.0)
+    assert net.frobenius_sq() == pytest.approx(1.0)
+    s = float(net.a.detach()[0] / a0[0])
+    torch.testing.assert_close(net.W.detach(), W0 * s)
+
+
+def test_sample_sizes_are_polynomial_and_capped():
+    sizes = Theorem2Sizes(Ks=(2, 4), exponents=(1.0, 2.0, 3.0), n_test=64, n_max=100, n_scale=4.0)
+    assert X.sample_sizes(2, sizes) == [(1.0, 8), (2.0, 16), (3.0, 32)]
+    assert X.sample_sizes(4, sizes) == [(1.0, 16), (2.0, 64)]
+
+
+def test_run_separation_smoke():
+    sizes = Theorem2Sizes(Ks=(2,), exponents=(2.0,), n_test=128, n_max=100, mlp_steps=50, rfm_iterations=1)
+    res = X.run_separation(sizes, seed=0)
+    names = {r["method"] for r in res.rows}
+    assert names == {"mlp_B3K", "mlp_B6K", "laplace", "rfm_true_agop", "rfm_empirical"}
+    for r in res.rows:
+        assert math.isfinite(r["test_mse"]) and r["test_mse"] >= 0 and r["n"] == 16
+    # clipped predictions in [0,1] against targets in [0,1]: error at most 1
+    assert all(r["test_mse"] <= 1.0 for r in res.rows if r["method"].startswith("mlp"))
+    assert "laplace" in res.table()
+    Ks, errs = res.series("laplace", 2.0)
+    assert Ks.tolist() == [2] and np.all(errs > 0)
+
+
+def test_rho_zero_respects_lemma12_floor():
+    """With rho = 0 the AGOP kernel only sees the predictive block: its risk >= (1 - 1/K) Var g."""
+    from monosem.theory import agop_bayes_lower_bound
+
+    (row,) = X.rho_sweep(4, 200, (0.0,), n_test=2000, seed=0)
+    # Monte-Carlo test error on 2000 points: allow a few standard errors (~0.005)
+    assert row["test_mse"] > agop_bayes_lower_bound(4) - 0.02
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        X.FrobeniusMLPConfig(steps=0)
+    with pytest.raises(ValueError):
+        X.FrobeniusMLPConfig(lr=-1.0)
+    x, y, _ = data.noiseless_routing_mixture(2).pool(10)
+    with pytest.raises(ValueError):
+        X.fit_and_score("svm", x, y, x, y, 2)
+    with pytest.raises(ValueError):
+        X.run_separation(get_profile("smoke").theorem2, methods=("nope",))
