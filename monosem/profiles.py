@@ -112,12 +112,15 @@ class GatesSizes:
 class Theorem1Sizes:
     """Section 4.1 / Appendix B.1: neurons, cluster counts, separations, flow lengths."""
 
-    m: int
+    m: int  # teacher-only neurons per (K, R)
     Ks: tuple[int, ...]
     Rs: tuple[float, ...]
-    t_max: float
-    epsilons: tuple[float, ...]
-    n_mc: int
+    t_max: float  # teacher-only horizon
+    epsilons: tuple[float, ...]  # initialization scales of the tracking experiment
+    n_mc: int  # Monte-Carlo points per cluster for the interaction term of the full network
+    m_full: int = 8  # neurons of the full two-layer network
+    t_full: float = 600.0  # horizon of the full network run (alignment + fitting)
+    alphas: tuple[float, ...] = (0.0, 0.5, 1.0)  # target (1 - alpha) h3 + alpha h_k, k = 2, 4
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,10 @@ _PROFILES: dict[str, Profile] = {
             min_steps=100, max_steps=200, eval_every=50, patience_evals=4,
         ),
         gates=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
-        theorem1=Theorem1Sizes(m=16, Ks=(3,), Rs=(8.0,), t_max=40.0, epsilons=(1e-2, 3e-3), n_mc=20_000),
+        theorem1=Theorem1Sizes(
+            m=12, Ks=(3,), Rs=(4.0, 8.0), t_max=2_000.0, epsilons=(1e-2, 3e-3), n_mc=256, m_full=4, t_full=150.0,
+            alphas=(0.0, 1.0),
+        ),
         theorem2=Theorem2Sizes(
             Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=256, mlp_steps=300, rfm_iterations=1,
         ),
@@ -182,8 +188,8 @@ _PROFILES: dict[str, Profile] = {
         setting=SettingSizes(n_plot=3_000, n_bayes=50_000),
         feature_learning=FeatureLearningSizes(n_train=4_000, n_test=2_048, Ks=(1, 2, 10, 50), runs=2),
         specialization=SpecializationSizes(
-            width=256, n_train=100_000, n_val=4_096, n_test=2_048, batch=256, max_steps_relu=6_000,
-            max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1),
+            width=512, n_train=100_000, n_val=4_096, n_test=2_048, batch=256, max_steps_relu=6_000,
+            max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1, 2),
         ),
         sample_efficiency=SampleEfficiencySizes(
             Ks=(1, 2, 10, 50), ns=(2_000, 5_000, 10_000), n_test=2_048, runs=2, width=512,
@@ -191,7 +197,8 @@ _PROFILES: dict[str, Profile] = {
         ),
         gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=2),
         theorem1=Theorem1Sizes(
-            m=64, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=200.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=200_000,
+            m=96, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=20_000.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=8_192,
+            m_full=8, t_full=1_000.0, alphas=(0.0, 0.5, 0.9, 1.0),
         ),
         theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=2_048, n_max=4_096),
     ),
@@ -212,8 +219,9 @@ _PROFILES: dict[str, Profile] = {
         ),
         gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=5),
         theorem1=Theorem1Sizes(
-            m=512, Ks=(3, 5, 10), Rs=(4.0, 8.0, 16.0, 32.0), t_max=400.0,
-            epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=2_000_000,
+            m=256, Ks=(3, 5, 10), Rs=(4.0, 8.0, 16.0, 32.0), t_max=50_000.0,
+            epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=100_000, m_full=64, t_full=2_000.0,
+            alphas=(0.0, 0.5, 0.9, 0.99, 1.0),
         ),
         theorem2=Theorem2Sizes(
             Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=4_096, n_max=200_000, mlp_steps=5_000,

@@ -1,0 +1,537 @@
+"""Training exactly as Appendices A.1 and A.2, for one network or many at once.
+
+The loop (:func:`train`) is Adam with zero weight decay, mini-batches drawn without replacement
+(a fresh random permutation of the training set every epoch), and a cosine learning-rate decay
+from ``lr`` to ``final_lr_ratio * lr`` over ``max_steps`` updates. Two protocols:
+
+``"a1"`` (Appendix A.1, Figure 1)
+    train for ``max_steps`` updates, evaluate the validation MSE every ``eval_every`` updates and
+    keep the checkpoint with the smallest validation MSE. Schedules decay to 1/10.
+``"a2"`` (Appendix A.2, Figures 2 and 6)
+    evaluate the *training* MSE every ``eval_every`` (500) updates; after ``min_steps`` (20 000)
+    updates stop when it reaches ``target_mse`` (4e-4) or after ``patience_evals`` (60)
+    consecutive evaluations without a relative improvement of at least ``min_rel_improvement``
+    (5e-4) over the best value so far; never run past ``max_steps`` (200 000). Restore the
+    checkpoint with the lowest training MSE. Schedules decay to 1/100.
+
+Every run is a stack of ``M`` independent networks (:class:`monosem.models.MLPStack`): one
+batched forward/backward per step serves all of them, each with its own initialization seed,
+data-order seed, learning rate and stopping decision (a stopped model is frozen). Adam is written
+out here rather than taken from ``torch.optim`` because ``torch.optim.Adam`` has one learning rate
+per parameter tensor, and a stack needs one per model; the update is the same formula, in the same
+order of operations. A step of a stack holds ``M x batch x H`` hidden activations (H = width, or
+2 x width for gated nets) a few times over for the backward pass: on a GPU choose the stack
+size ``M`` so that this fits (e.g. M = 64 at width 4 096, batch 4 096 needs roughly 20-40 GB in
+float32).
+Periodic checkpoints are written atomically and read back with
+``torch.load(..., weights_only=True)``; a run interrupted at any point and started again with the
+same arguments resumes from its last checkpoint and ends with bit-identical weights (the batch
+order is a pure function of the seed and the step, so nothing else needs to be saved).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+from tqdm import tqdm
+
+from ..device import get_device, torch_generator
+from ..models import ACTIVATIONS, MLP, MLPStack
+
+__all__ = [
+    "LR_A1",
+    "LR_A1_RELU_GRID",
+    "LR_A2",
+    "TrainConfig",
+    "TrainData",
+    "TrainResult",
+    "a1_config",
+    "a2_config",
+    "cosine_lr",
+    "plateau_step",
+    "replay_stopping",
+    "mse",
+    "train",
+]
+
+#: Appendix A.1 initial learning rates (each decays to 1/10). ReLU's is the validation-selected
+#: value of the grid :data:`LR_A1_RELU_GRID`.
+LR_A1 = {"relu": 0.004, "gelu": 0.016, "reglu": 0.0016, "swiglu": 0.0256}
+LR_A1_RELU_GRID = (0.004, 0.008, 0.012, 0.016, 0.024, 0.032)
+#: Appendix A.2 initial learning rates (each decays to 1/100).
+LR_A2 = {"relu": 1e-2, "gelu": 3e-2, "reglu": 3e-3, "swiglu": 1e-2}
+
+_PARAMS = ("W", "b", "a", "a0")
+_EVAL_CHUNK = 8192
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that decides a training run except the data and the seeds.
+
+    ``protocol`` is ``"a1"`` (validation-selected checkpoint, fixed length) or ``"a2"``
+    (training-MSE stopping and selection); see the module docstring.
+    """
+
+    max_steps: int
+    batch: int
+    lr: float
+    final_lr_ratio: float = 0.1
+    protocol: str = "a1"
+    eval_every: int = 500
+    min_steps: int = 0
+    target_mse: float = 0.0
+    patience_evals: int = 60
+    min_rel_improvement: float = 5e-4
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "batch", "eval_every", "patience_evals"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}={v!r} must be a positive integer")
+        if isinstance(self.min_steps, bool) or not isinstance(self.min_steps, int) or not 0 <= self.min_steps <= self.max_steps:
+            raise ValueError(f"min_steps={self.min_steps!r} must be an integer in [0, max_steps={self.max_steps}]")
+        _check_lr(self.lr)
+        if not 0 < self.final_lr_ratio <= 1:
+            raise ValueError(f"final_lr_ratio={self.final_lr_ratio!r} must be in (0, 1]")
+        if self.protocol not in ("a1", "a2"):
+            raise ValueError(f"protocol={self.protocol!r} is not allowed; use 'a1' or 'a2'")
+        if not self.target_mse >= 0 or not self.min_rel_improvement >= 0:
+            raise ValueError("target_mse and min_rel_improvement must be >= 0")
+        if not (0 <= self.betas[0] < 1 and 0 <= self.betas[1] < 1) or not self.eps > 0:
+            raise ValueError(f"betas={self.betas!r} must lie in [0, 1) and eps={self.eps!r} must be > 0")
+
+    def with_lr(self, lr: float) -> "TrainConfig":
+        return TrainConfig(**{**asdict(self), "lr": lr})
+
+
+def _check_lr(lr: float) -> float:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+        raise ValueError(f"lr={lr!r} must be a positive finite number")
+    return float(lr)
+
+
+def a1_config(activation: str, *, max_steps: int | None = None, batch: int = 2048, lr: float | None = None, eval_every: int = 500) -> TrainConfig:
+    """Appendix A.1: Adam, batch 2 048, cosine decay to 1/10, validation-selected checkpoint;
+    at most 40 000 steps for ReLU and 20 000 for the others unless ``max_steps`` is given."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
+    steps = max_steps if max_steps is not None else (40_000 if activation == "relu" else 20_000)
+    return TrainConfig(max_steps=steps, batch=batch, lr=LR_A1[activation] if lr is None else lr, final_lr_ratio=0.1, protocol="a1", eval_every=eval_every)
+
+
+def a2_config(
+    activation: str,
+    *,
+    min_steps: int = 20_000,
+    max_steps: int = 200_000,
+    batch: int = 4096,
+    eval_every: int = 500,
+    patience_evals: int = 60,
+    target_mse: float = 4e-4,
+    lr: float | None = None,
+) -> TrainConfig:
+    """Appendix A.2: Adam, batch 4 096, cosine decay to 1/100, 20 000-200 000 updates, stop at
+    training MSE 4e-4 or after 60 evaluations (every 500 updates) without 5e-4 relative
+    improvement, restore the lowest-training-MSE checkpoint."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
+    return TrainConfig(
+        max_steps=max_steps, batch=batch, lr=LR_A2[activation] if lr is None else lr, final_lr_ratio=0.01,
+        protocol="a2", eval_every=eval_every, min_steps=min_steps, target_mse=target_mse,
+        patience_evals=patience_evals, min_rel_improvement=5e-4,
+    )
+
+
+def cosine_lr(step: int, max_steps: int, lr: float | torch.Tensor, final_lr_ratio: float = 0.1):
+    """Learning rate of update ``step`` (0-based): cosine decay from ``lr`` at step 0 to
+    ``final_lr_ratio * lr`` at step ``max_steps`` (Appendix A.1: "decaying to one tenth")."""
+    lo = lr * final_lr_ratio
+    return lo + (lr - lo) * 0.5 * (1.0 + math.cos(math.pi * min(step, max_steps) / max_steps))
+
+
+def plateau_step(best: torch.Tensor, since: torch.Tensor, value: torch.Tensor, min_rel_improvement: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """One evaluation of the Appendix A.2 plateau rule, for a vector of models.
+
+    A value at least ``min_rel_improvement`` (relative) below the best so far resets the count of
+    evaluations without improvement; anything else increments it. Returns the new ``(best,
+    since)``; ``best`` tracks the plain minimum (the checkpoint to restore).
+    """
+    improved = value <= best * (1.0 - min_rel_improvement)
+    since = torch.where(improved, torch.zeros_like(since), since + 1)
+    return torch.minimum(best, value), since
+
+
+def replay_stopping(values: Sequence[float], config: TrainConfig) -> tuple[int, int]:
+    """Apply ``config``'s stopping and selection rules to a given loss curve, one value per
+    evaluation (at steps ``eval_every, 2*eval_every, ...``).
+
+    Returns ``(stop_step, best_step)``: the step at which training ends and the step of the
+    checkpoint that is kept. The same code path as :func:`train`, for testing the rules on
+    synthetic curves.
+    """
+    best = torch.tensor([math.inf], dtype=torch.float64)
+    since = torch.zeros(1, dtype=torch.long)
+    best_step = 0
+    for i, v in enumerate(values):
+        step = (i + 1) * config.eval_every
+        if step > config.max_steps:
+            return config.max_steps, best_step
+        value = torch.tensor([float(v)], dtype=torch.float64)
+        if bool(value < best):
+            best_step = step
+        best, since = plateau_step(best, since, value, config.min_rel_improvement)
+        if config.protocol == "a2" and bool(_a2_stop(step, value, since, config)):
+            return step, best_step
+    return min(len(values) * config.eval_every, config.max_steps), best_step
+
+
+def _a2_stop(step: int, value: torch.Tensor, since: torch.Tensor, config: TrainConfig) -> torch.Tensor:
+    if step < config.min_steps:
+        return torch.zeros_like(since, dtype=torch.bool)
+    return (value <= config.target_mse) | (since >= config.patience_evals)
+
+
+@dataclass
+class TrainData:
+    """Training (and validation) data for a stack of ``M`` models.
+
+    ``x_train`` is ``(n, d)`` (shared by all models) or ``(M, n, d)`` (one set per model);
+    ``y_train`` is ``(n,)`` or ``(M, n)``; likewise for the optional validation set.
+    ``n_used`` optionally gives each model a prefix ``x_train[..., :n_used[i], :]`` of the
+    training set (the nested pools of Appendix A.2).
+    """
+
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_val: torch.Tensor | None = None
+    y_val: torch.Tensor | None = None
+    n_used: tuple[int, ...] | None = None
+
+    def check(self, M: int, d: int) -> None:
+        for name, x, y in (("train", self.x_train, self.y_train), ("val", self.x_val, self.y_val)):
+            if x is None:
+                if y is not None:
+                    raise ValueError(f"y_{name} given without x_{name}")
+                continue
+            if x.ndim not in (2, 3) or x.shape[-1] != d or (x.ndim == 3 and x.shape[0] != M):
+                raise ValueError(f"x_{name} must be (n, {d}) or ({M}, n, {d}), got {tuple(x.shape)}")
+            if y is None or y.shape != x.shape[:-1]:
+                raise ValueError(f"y_{name} must have shape {tuple(x.shape[:-1])}")
+        n = self.x_train.shape[-2]
+        if self.n_used is not None and (len(self.n_used) != M or not all(1 <= k <= n for k in self.n_used)):
+            raise ValueError(f"n_used must give {M} sizes in [1, {n}]")
+
+    def sizes(self, M: int) -> list[int]:
+        n = self.x_train.shape[-2]
+        return list(self.n_used) if self.n_used is not None else [n] * M
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns. ``stack`` holds the *selected* checkpoint of every model."""
+
+    stack: MLPStack
+    config: TrainConfig
+    lrs: tuple[float, ...]
+    best_step: torch.Tensor
+    best_value: torch.Tensor
+    stop_step: torch.Tensor
+    history: dict[str, torch.Tensor]
+    steps_run: int
+    seconds: float
+    resumed_from: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def models(self) -> list[MLP]:
+        return self.stack.unstack()
+
+    @property
+    def steps_per_second(self) -> float:
+        """Optimizer steps (of the whole stack) per second of this call."""
+        done = self.steps_run - self.resumed_from
+        return done / self.seconds if self.seconds > 0 else float("nan")
+
+
+@torch.no_grad()
+def mse(model: MLP | MLPStack, x: torch.Tensor, y: torch.Tensor, n_used: Sequence[int] | None = None) -> torch.Tensor:
+    """Mean squared error of every model of a stack, ``(M,)`` in float64 (a scalar for an MLP).
+
+    ``x`` is ``(n, d)`` or ``(M, n, d)``; with ``n_used`` model ``i`` is scored on its first
+    ``n_used[i]`` rows only. Evaluated in chunks so that large sets fit in memory.
+    """
+    if isinstance(model, MLP):
+        return ((model(x) - y).double() ** 2).mean()
+    M = model.n_models
+    n = x.shape[-2]
+    sizes = torch.tensor(list(n_used) if n_used is not None else [n] * M, device=x.device)
+    total = torch.zeros(M, dtype=torch.float64, device=x.device)
+    # keep the (M, chunk, H) hidden activations near 2**27 numbers, whatever the stack size
+    chunk = max(256, min(_EVAL_CHUNK, 2**27 // (M * model.W.shape[1])))
+    for s in range(0, n, chunk):
+        xe, ye = x[..., s : s + chunk, :], y[..., s : s + chunk]
+        err = (model(xe) - ye).double() ** 2
+        rows = torch.arange(s, s + err.shape[1], device=x.device)
+        total += (err * (rows.unsqueeze(0) < sizes.unsqueeze(1))).sum(1)
+    return total / sizes.double()
+
+
+class _BatchOrder:
+    """Mini-batch indices as a pure function of (seed, step): the training positions
+    ``[step*B, (step+1)*B)`` of an endless sequence of per-epoch random permutations.
+
+    Model ``i``'s permutation of epoch ``e`` is ``randperm(n_i)`` drawn from
+    ``torch_generator(1_000_003 * seed_i + e)``. Models with the same training-set size are
+    sliced together, so a step costs a few tensor operations however many models are stacked.
+    """
+
+    def __init__(self, seeds: Sequence[int], sizes: Sequence[int], batch: int, device: torch.device) -> None:
+        for n in sizes:
+            if batch > n:
+                raise ValueError(f"batch={batch} exceeds the training-set size {n}")
+        self.seeds, self.sizes, self.batch, self.device = list(seeds), list(sizes), batch, device
+        self.groups: dict[int, torch.Tensor] = {}
+        for n in dict.fromkeys(sizes):
+            self.groups[n] = torch.tensor([i for i, k in enumerate(sizes) if k == n], device=device)
+        self._cache: dict[tuple[int, int], torch.Tensor] = {}
+
+    def _perms(self, n: int, epoch: int) -> torch.Tensor:
+        """``(M_n, n)`` permutations of epoch ``epoch`` for the models of size ``n``."""
+        key = (n, epoch)
+        if key not in self._cache:
+            self._cache = {k: v for k, v in self._cache.items() if k[1] >= epoch - 1}
+            rows = [torch.randperm(n, generator=torch_generator(1_000_003 * self.seeds[i] + epoch)) for i in self.groups[n].tolist()]
+            self._cache[key] = torch.stack(rows).to(self.device)
+        return self._cache[key]
+
+    def indices(self, step: int) -> torch.Tensor:
+        """``(M, B)`` row indices of the mini-batch of update ``step`` (0-based)."""
+        out = torch.empty(len(self.sizes), self.batch, dtype=torch.long, device=self.device)
+        start = step * self.batch
+        for n, members in self.groups.items():
+            e0, o0 = divmod(start, n)
+            if o0 + self.batch <= n:
+                rows = self._perms(n, e0)[:, o0 : o0 + self.batch]
+            else:
+                head = self._perms(n, e0)[:, o0:]
+                rows = torch.cat([head, self._perms(n, e0 + 1)[:, : self.batch - head.shape[1]]], dim=1)
+            out[members] = rows
+        return out
+
+
+def _take(x: torch.Tensor, idx: torch.Tensor, per_model: bool) -> torch.Tensor:
+    """Rows ``idx`` (M, B) of ``x``: shared ``(n, ...)`` or per-model ``(M, n, ...)``."""
+    if per_model:
+        return x[torch.arange(idx.shape[0], device=idx.device).unsqueeze(1), idx]
+    return x[idx]
+
+
+def _atomic_save(obj: dict, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        torch.save(obj, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int], order_seeds: Sequence[int], stack: MLPStack, sizes: Sequence[int]) -> dict:
+    return {
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        "lrs": [float(v) for v in lrs],
+        "seeds": [int(s) for s in seeds],
+        "order_seeds": [int(s) for s in order_seeds],
+        "arch": [stack.d, stack.width, stack.activation, float(stack.output_scale), float(stack.hidden_scale)],
+        "sizes": [int(n) for n in sizes],
+    }
+
+
+def train(
+    model: MLP | MLPStack,
+    data: TrainData,
+    config: TrainConfig,
+    *,
+    lrs: Sequence[float] | None = None,
+    order_seeds: Sequence[int] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+    callback: Callable[[int], None] | None = None,
+) -> TrainResult:
+    """Train ``model`` (an :class:`MLP` or a stack of ``M`` of them) as in Appendix A.1 or A.2.
+
+    Parameters
+    ----------
+    model:
+        Trained in place; at the end every model holds its selected checkpoint.
+    data:
+        Training and (for protocol ``"a1"``) validation data.
+    config:
+        Steps, batch, schedule and protocol (:func:`a1_config`, :func:`a2_config`).
+    lrs:
+        One initial learning rate per model (default ``config.lr`` for all): a learning-rate
+        sweep is one stack.
+    order_seeds:
+        Seed of each model's mini-batch order (default: the model's initialization seed).
+    checkpoint, checkpoint_every:
+        File for periodic checkpoints (default every ``eval_every`` steps). If the file exists
+        and was written by a run with the same arguments, training resumes from it; a finished
+        run is returned without further training.
+    progress:
+        Show a tqdm bar (``TQDM_DISABLE=1`` silences it).
+    callback:
+        Called with the step count after every update (used by the tests to interrupt a run).
+    """
+    stack = MLPStack.from_models([model]) if isinstance(model, MLP) else model
+    if not isinstance(stack, MLPStack):
+        raise ValueError(f"model must be an MLP or an MLPStack, got {type(model).__name__}")
+    if not isinstance(config, TrainConfig):
+        raise ValueError("config must be a TrainConfig (see a1_config / a2_config)")
+    M, dev = stack.n_models, stack.W.device
+    data.check(M, stack.d)
+    if config.protocol == "a1" and data.x_val is None:
+        raise ValueError("protocol 'a1' selects the checkpoint by validation MSE: give x_val and y_val")
+    lrs = tuple(_check_lr(v) for v in (lrs if lrs is not None else [config.lr] * M))
+    if len(lrs) != M:
+        raise ValueError(f"lrs must give {M} learning rates, got {len(lrs)}")
+    seeds = stack.seeds
+    order_seeds = tuple(order_seeds) if order_seeds is not None else seeds
+    if len(order_seeds) != M:
+        raise ValueError(f"order_seeds must give {M} seeds")
+    sizes = data.sizes(M)
+    every = checkpoint_every or config.eval_every
+    order = _BatchOrder(order_seeds, sizes, config.batch, dev)
+    per_model_x = data.x_train.ndim == 3
+    x_tr, y_tr = data.x_train.to(dev, stack.W.dtype), data.y_train.to(dev, stack.W.dtype)
+    x_va = data.x_val.to(dev, stack.W.dtype) if data.x_val is not None else None
+    y_va = data.y_val.to(dev, stack.W.dtype) if data.y_val is not None else None
+
+    params = [getattr(stack, name) for name in _PARAMS]
+    lr0 = torch.tensor(lrs, dtype=stack.W.dtype, device=dev)
+    state = {
+        "step": 0,
+        "adam_m": [torch.zeros_like(p) for p in params],
+        "adam_v": [torch.zeros_like(p) for p in params],
+        "best_params": [p.detach().clone() for p in params],
+        "best_value": torch.full((M,), math.inf, dtype=torch.float64, device=dev),
+        "best_step": torch.zeros(M, dtype=torch.long, device=dev),
+        "plateau_best": torch.full((M,), math.inf, dtype=torch.float64, device=dev),
+        "since": torch.zeros(M, dtype=torch.long, device=dev),
+        "active": torch.ones(M, dtype=torch.bool, device=dev),
+        "stop_step": torch.full((M,), config.max_steps, dtype=torch.long, device=dev),
+        "hist_step": [],
+        "hist_train": [],
+        "hist_val": [],
+        "finished": False,
+    }
+    fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
+    path = Path(checkpoint) if checkpoint is not None else None
+    if path is not None and path.exists():
+        saved = torch.load(path, map_location=dev, weights_only=True)
+        if saved["fingerprint"] != fingerprint:
+            raise ValueError(f"checkpoint {path} was written by a run with different arguments; delete it or pass another path")
+        with torch.no_grad():
+            for p, v in zip(params, saved["params"]):
+                p.copy_(v)
+        state = {k: saved[k] for k in state}
+    resumed_from = int(state["step"])
+
+    def save() -> None:
+        if path is not None:
+            _atomic_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **state}, path)
+
+    b1, b2 = config.betas
+    t0 = time.perf_counter()
+    # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
+    bar_kwargs = {} if progress else {"disable": True}
+    bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or f"{stack.activation} x{M}", leave=False, **bar_kwargs)
+    while not state["finished"]:
+        step = int(state["step"])
+        active = state["active"]
+        idx = order.indices(step)
+        xb = _take(x_tr, idx, per_model_x)
+        yb = _take(y_tr, idx, per_model_x)
+        loss = ((stack(xb) - yb) ** 2).mean(dim=1)
+        grads = torch.autograd.grad(loss.sum(), params)
+        # Adam (torch.optim.Adam's update, with one learning rate per model; frozen models get 0)
+        t = step + 1
+        lr_t = cosine_lr(step, config.max_steps, lr0, config.final_lr_ratio) * active
+        bc1, bc2 = 1 - b1**t, 1 - b2**t
+        with torch.no_grad():
+            for p, g, m, v in zip(params, grads, state["adam_m"], state["adam_v"]):
+                m.lerp_(g, 1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                denom = (v.sqrt() / math.sqrt(bc2)).add_(config.eps)
+                p.sub_((lr_t / bc1).view(-1, *[1] * (p.ndim - 1)) * m / denom)
+        state["step"] = step = t
+        bar.update(1)
+        if step % config.eval_every == 0 or step == config.max_steps:
+            _evaluate(stack, params, state, config, step, x_tr, y_tr, x_va, y_va, sizes)
+            bar.set_postfix(best=f"{float(state['best_value'][state['best_value'].isfinite()].min()) if bool(state['best_value'].isfinite().any()) else float('nan'):.3g}")
+            if not bool(state["active"].any()):
+                state["finished"] = True
+        if step >= config.max_steps:
+            state["finished"] = True
+        if state["finished"] or step % every == 0:
+            save()
+        if callback is not None:
+            callback(step)
+    bar.close()
+    seconds = time.perf_counter() - t0
+    with torch.no_grad():
+        for p, best in zip(params, state["best_params"]):
+            p.copy_(best)
+        if isinstance(model, MLP):
+            for name in _PARAMS:
+                getattr(model, name).copy_(getattr(stack, name)[0])
+    hist = {
+        "step": torch.tensor(state["hist_step"], dtype=torch.long),
+        "train_mse": torch.stack(state["hist_train"]).cpu() if state["hist_train"] else torch.zeros(0, M, dtype=torch.float64),
+        "val_mse": torch.stack(state["hist_val"]).cpu() if state["hist_val"] else torch.zeros(0, M, dtype=torch.float64),
+    }
+    return TrainResult(
+        stack=stack, config=config, lrs=lrs, best_step=state["best_step"].cpu(), best_value=state["best_value"].cpu(),
+        stop_step=state["stop_step"].cpu(), history=hist, steps_run=int(state["step"]), seconds=seconds, resumed_from=resumed_from,
+    )
+
+
+def _evaluate(stack, params, state, config, step, x_tr, y_tr, x_va, y_va, sizes) -> None:
+    """One evaluation: log the metrics, update the kept checkpoint and (A.2) the stopping rule."""
+    M = stack.n_models
+    nan = torch.full((M,), math.nan, dtype=torch.float64, device=stack.W.device)
+    val = mse(stack, x_va, y_va) if x_va is not None else nan
+    need_train = config.protocol == "a2" or x_va is None
+    tr = mse(stack, x_tr, y_tr, sizes) if need_train else nan
+    state["hist_step"].append(step)
+    state["hist_train"].append(tr)
+    state["hist_val"].append(val)
+    metric = val if config.protocol == "a1" else tr
+    active = state["active"]
+    # a model whose loss is no longer finite has diverged: freeze it (checked here, not every
+    # step, to keep the GPU free of per-step synchronizations)
+    diverged = active & ~torch.isfinite(metric)
+    state["stop_step"] = torch.where(diverged, torch.full_like(state["stop_step"], step), state["stop_step"])
+    state["active"] = active = active & ~diverged
+    metric = torch.where(torch.isfinite(metric), metric, torch.full_like(metric, math.inf))
+    improved = active & (metric < state["best_value"])
+    state["best_value"] = torch.where(improved, metric, state["best_value"])
+    state["best_step"] = torch.where(improved, torch.full_like(state["best_step"], step), state["best_step"])
+    for p, best in zip(params, state["best_params"]):
+        mask = improved.view(-1, *[1] * (p.ndim - 1))
+        best.copy_(torch.where(mask, p.detach(), best))
+    if config.protocol == "a2":
+        pb, since = plateau_step(state["plateau_best"], state["since"], metric, config.min_rel_improvement)
+        state["plateau_best"] = torch.where(active, pb, state["plateau_best"])
+        state["since"] = torch.where(active, since, state["since"])
+        stop = active & _a2_stop(step, metric, state["since"], config)
+        state["stop_step"] = torch.where(stop, torch.full_like(state["stop_step"], step), state["stop_step"])
+        state["active"] = active & ~stop
