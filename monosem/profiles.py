@@ -84,7 +84,9 @@ class SpecializationSizes:
 
 @dataclass(frozen=True)
 class SampleEfficiencySizes:
-    """Section 3.2 / Appendix A.2 (Figures 2 and 6)."""
+    """Section 3.2 / Appendix A.2 (Figures 2 and 6); the MLP and kernel settings are shared with
+    Figure 4. ``exact_max_n``: exact kernel solves below this many examples, EigenPro above (the
+    paper: 11 000); ``agop_samples``: RFM's AGOP from at most this many points (the paper: 20 000)."""
 
     Ks: tuple[int, ...]
     ns: tuple[int, ...]
@@ -96,6 +98,8 @@ class SampleEfficiencySizes:
     max_steps: int
     eval_every: int
     patience_evals: int
+    exact_max_n: int = 11_000
+    agop_samples: int = 20_000
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,7 @@ _PROFILES: dict[str, Profile] = {
         sample_efficiency=SampleEfficiencySizes(
             Ks=(1, 10), ns=(500, 1_000), n_test=512, runs=1, width=64, batch=256,
             min_steps=100, max_steps=200, eval_every=50, patience_evals=4,
+            agop_samples=2_000,
         ),
         gates=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
         theorem1=Theorem1Sizes(
@@ -192,12 +197,13 @@ _PROFILES: dict[str, Profile] = {
             max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1, 2),
         ),
         sample_efficiency=SampleEfficiencySizes(
-            Ks=(1, 2, 10, 50), ns=(2_000, 5_000, 10_000), n_test=2_048, runs=2, width=512,
-            batch=1_024, min_steps=1_000, max_steps=3_000, eval_every=250, patience_evals=8,
+            Ks=(1, 2, 10, 50), ns=(2_000, 5_000, 10_000), n_test=2_048, runs=2, width=256,
+            batch=512, min_steps=1_000, max_steps=2_000, eval_every=250, patience_evals=4,
+            exact_max_n=4_000, agop_samples=2_000,
         ),
         gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=2),
         theorem1=Theorem1Sizes(
-            m=96, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=20_000.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=8_192,
+            m=96, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=20_000.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=4_096,
             m_full=8, t_full=1_000.0, alphas=(0.0, 0.5, 0.9, 1.0),
         ),
         theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=2_048, n_max=4_096),
