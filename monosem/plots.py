@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "paper_style", "to_numpy", "cluster_colors", "scatter_clusters", "response_by_cluster", "curves",
-    "METHOD_STYLES", "efficiency_panel",
+    "METHOD_STYLES", "efficiency_panel", "flow_diagram",
 ]
 
 _STYLE = {
@@ -132,3 +132,19 @@ def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: floa
     ax.set_ylabel("test MSE")
     if title:
         ax.set_title(title)
+
+
+def flow_diagram(ax: plt.Axes, rows: Sequence[Sequence[str]], *, colors: Sequence[str] | None = None) -> None:
+    """Boxes joined by arrows, one row of boxes per sequence in ``rows`` (a pipeline diagram)."""
+    ax.set_axis_off()
+    n_cols = max(len(r) for r in rows)
+    colors = list(colors or ["#dbe9f6", "#fde2c8", "#e2f0d9", "#eadcf0"])
+    for i, row in enumerate(rows):
+        y = 1.0 - (i + 0.5) / len(rows)
+        for j, text in enumerate(row):
+            x = (j + 0.5) / n_cols
+            ax.text(x, y, text, ha="center", va="center", fontsize=8, transform=ax.transAxes, wrap=True,
+                    bbox=dict(boxstyle="round,pad=0.5", fc=colors[i % len(colors)], ec="0.4", lw=0.8))
+            if j + 1 < len(row):
+                ax.annotate("", xy=((j + 1.5) / n_cols - 0.07, y), xytext=(x + 0.07, y), xycoords="axes fraction",
+                            arrowprops=dict(arrowstyle="->", color="0.3", lw=1.0))

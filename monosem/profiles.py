@@ -197,11 +197,11 @@ _PROFILES: dict[str, Profile] = {
             max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1, 2),
         ),
         sample_efficiency=SampleEfficiencySizes(
-            Ks=(1, 2, 10, 50), ns=(2_000, 5_000, 10_000), n_test=2_048, runs=2, width=256,
+            Ks=(1, 2, 10, 50), ns=(2_500, 5_000, 10_000), n_test=2_048, runs=1, width=256,
             batch=512, min_steps=1_000, max_steps=2_000, eval_every=250, patience_evals=4,
             exact_max_n=4_000, agop_samples=2_000,
         ),
-        gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=2),
+        gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=1),
         theorem1=Theorem1Sizes(
             m=96, Ks=(3, 5), Rs=(4.0, 8.0, 16.0), t_max=20_000.0, epsilons=(1e-2, 3e-3, 1e-3), n_mc=4_096,
             m_full=8, t_full=1_000.0, alphas=(0.0, 0.5, 0.9, 1.0),

@@ -1,0 +1,108 @@
+"""The monosem command line: ``python -m monosem`` (or the ``monosem`` console script).
+
+    monosem profiles                           the three profiles and their sizes
+    monosem run FIGURE --profile P [--jobs N]  compute every missing cell of FIGURE (resumable)
+    monosem status FIGURE --profile P          what is cached and what is missing
+    monosem plot FIGURE --profile P [--out F]  draw FIGURE from the cache
+
+FIGURE is one of fig2, fig4, fig6. Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
+``results/cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .profiles import PROFILE_NAMES, get_profile
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .experiments.runner import EXECUTORS
+    from .experiments.sweeps import FIGURES
+
+    ap = argparse.ArgumentParser(prog="monosem", description="Run and inspect the experiments of the monosem book.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("profiles", help="print the run profiles")
+
+    def figure_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("figure", choices=sorted(FIGURES), help="which figure's sweep")
+        p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+        p.add_argument("--cache", type=Path, default=None, help="result cache folder")
+        p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts")
+        p.add_argument("--methods", nargs="+", default=None, help="only these methods")
+        p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs")
+
+    run = sub.add_parser("run", help="compute every missing cell of a figure")
+    figure_args(run)
+    run.add_argument("--jobs", type=int, default=1, help="parallel workers (process pool or SLURM array)")
+    run.add_argument("--executor", choices=EXECUTORS, default=None,
+                     help="inprocess (default for --jobs 1), process (default otherwise), slurm, slurm-local")
+    run.add_argument("--slurm-partition", default=None)
+    run.add_argument("--slurm-gpus", type=int, default=None)
+    run.add_argument("--slurm-timeout-min", type=int, default=240)
+    status = sub.add_parser("status", help="what is cached and what is missing")
+    figure_args(status)
+    plot = sub.add_parser("plot", help="draw a figure from the cache")
+    figure_args(plot)
+    plot.add_argument("--out", type=Path, default=None, help="output image (default: FIGURE-PROFILE.png)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except ValueError as err:  # bad grids, profiles, methods: a clear one-line message
+        parser.error(str(err))
+        return 2  # pragma: no cover - parser.error exits
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "profiles":
+        for name in PROFILE_NAMES:
+            print(get_profile(name), end="\n\n")
+        return 0
+
+    from .experiments.cache import ResultCache
+    from .experiments.sweeps import FIGURES, sweep
+
+    cache = ResultCache(args.cache)
+    jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs)
+    if args.command == "status":
+        done, missing = cache.status(dict.fromkeys(jobs))
+        print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
+        print(f"{len(done)} of {len(done) + len(missing)} cells cached, {len(missing)} missing")
+        for job in missing:
+            print(f"  missing: {job.label()}")
+        return 0
+    if args.command == "run":
+        from .experiments.figures import run_figure
+
+        executor = args.executor or ("inprocess" if args.jobs == 1 else "process")
+        slurm = {"timeout_min": args.slurm_timeout_min}
+        if args.slurm_partition:
+            slurm["slurm_partition"] = args.slurm_partition
+        if args.slurm_gpus is not None:
+            slurm["gpus_per_node"] = args.slurm_gpus
+        run_figure(args.figure, args.profile, cache=cache, executor=executor, n_jobs=args.jobs, slurm=slurm,
+                   Ks=args.K, methods=args.methods, runs=args.runs)
+        print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")
+        return 0
+    if args.command == "plot":
+        from .experiments.figures import plot_figure
+
+        out = args.out or Path(f"{args.figure}-{args.profile}.png")
+        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
+        fig.savefig(out, bbox_inches="tight")
+        print(f"wrote {out}")
+        return 0
+    return 2  # pragma: no cover - argparse enforces the sub-commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

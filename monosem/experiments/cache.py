@@ -1,0 +1,159 @@
+"""Jobs and their on-disk result cache.
+
+A sweep is a list of :class:`Job` s, one per cell of a figure's grid (K x n x run x method). Each
+job is keyed by a hash of its *full* configuration, so changing any field (a profile size, a
+learning rate, the package's cache version) gives a new key and never reuses a stale result. The
+figure a job was declared for is not part of its configuration: the same MLP cell of Figures 2, 4
+and 6 is one job, computed once.
+Results are small JSON files (config, metrics, timings, versions) written atomically: a file is
+either absent or complete, so a sweep interrupted at any point resumes where it stopped and a
+finished cell is never recomputed. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["CACHE_VERSION", "Job", "ResultCache", "default_cache_dir", "atomic_write_json"]
+
+#: Bump when a change to the code makes old cached results wrong.
+CACHE_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$MONOSEM_CACHE`` if set, else ``results/cache`` under the current directory."""
+    return Path(os.environ.get("MONOSEM_CACHE", "results/cache"))
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable form: dicts become sorted tuples of pairs, lists become tuples."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _canonical(value: Any) -> Any:
+    """JSON-friendly form: tuples become lists (json.dumps sorts the keys)."""
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Job:
+    """One cell of a sweep: a method evaluated at (K, n, run) under a profile.
+
+    ``params`` holds every other setting the computation depends on (widths, steps, learning
+    rates, test size, ...), as a tuple of ``(name, value)`` pairs so that the job is hashable.
+    """
+
+    method: str
+    K: int
+    n: int
+    run: int
+    profile: str
+    params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    @classmethod
+    def make(cls, method: str, K: int, n: int, run: int, profile: str, **params: Any) -> "Job":
+        return cls(method, int(K), int(n), int(run), profile, _freeze(params))
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def config(self) -> dict[str, Any]:
+        """The full configuration that determines this job's result."""
+        return {
+            "cache_version": CACHE_VERSION,
+            "method": self.method,
+            "K": self.K,
+            "n": self.n,
+            "run": self.run,
+            "profile": self.profile,
+            "params": _canonical(self.param_dict),
+        }
+
+    def key(self) -> str:
+        """A stable 16-hex-digit hash of :meth:`config` (independent of dict order and Python run)."""
+        blob = json.dumps(self.config(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def label(self) -> str:
+        return f"{self.method} K={self.K} n={self.n} run={self.run}"
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=1, sort_keys=True, allow_nan=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _versions() -> dict[str, str]:
+    import numpy
+    import torch
+
+    from .. import __version__
+
+    return {"monosem": __version__, "torch": torch.__version__, "numpy": numpy.__version__, "python": platform.python_version()}
+
+
+class ResultCache:
+    """A folder of ``<method>/<key>.json`` result files."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+
+    def path(self, job: Job) -> Path:
+        return self.root / job.method / f"{job.key()}.json"
+
+    def has(self, job: Job) -> bool:
+        return self.path(job).exists()
+
+    def load(self, job: Job) -> dict[str, Any]:
+        with open(self.path(job), encoding="utf-8") as fh:
+            record = json.load(fh)
+        if record.get("config") != job.config():
+            raise RuntimeError(f"cache file {self.path(job)} does not hold {job.label()} (hash collision or edited file)")
+        return record
+
+    def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "") -> dict[str, Any]:
+        record = {
+            "config": job.config(),
+            "key": job.key(),
+            "metrics": metrics,
+            "timing": {"seconds": seconds, "device": device, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+            "versions": _versions(),
+        }
+        atomic_write_json(self.path(job), record)
+        return record
+
+    def status(self, jobs: Iterable[Job]) -> tuple[list[Job], list[Job]]:
+        """``(done, missing)`` among ``jobs``."""
+        done, missing = [], []
+        for job in jobs:
+            (done if self.has(job) else missing).append(job)
+        return done, missing

@@ -1,0 +1,92 @@
+"""Figures 2, 4 and 6 drawn from the result cache, in the paper's style."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+
+from .. import plots
+from ..profiles import Profile, get_profile
+from .cache import ResultCache
+from .results import aggregate
+from .sweeps import FIGURES, sweep
+
+__all__ = ["plot_figure", "cached_records", "run_figure"]
+
+#: the label-noise variance of the mixed-link model (eq. 6)
+NOISE_VARIANCE = 0.02**2
+
+
+def cached_records(figure: str, profile: str | Profile, cache: ResultCache, **select) -> dict:
+    """``{job: record}`` for every cached cell of ``figure`` (missing cells are left out)."""
+    jobs = dict.fromkeys(sweep(figure, profile, **select))
+    return {job: cache.load(job) for job in jobs if cache.has(job)}
+
+
+def run_figure(
+    figure: str,
+    profile: str | Profile,
+    *,
+    cache: ResultCache | None = None,
+    executor: str | None = None,
+    n_jobs: int | None = None,
+    progress: bool = True,
+    slurm: dict | None = None,
+    **select,
+) -> dict:
+    """Compute every missing cell of ``figure`` at ``profile`` (resumable) and return all records.
+
+    By default a GPU runs the cells in-process (the MLP cells of one activation as one stack) and a
+    CPU spreads them over a pool of up to two processes. The MLP cells run first, so the gated cells
+    of Figure 4 find their trained source networks in the cache.
+    """
+    from ..device import get_device
+    from .methods import compute_many, plan
+    from .runner import run_jobs
+
+    cache = cache or ResultCache()
+    if n_jobs is None:
+        n_jobs = 1 if get_device().type == "cuda" else max(1, min(2, os.cpu_count() or 1))
+    executor = executor or ("inprocess" if n_jobs == 1 else "process")
+    jobs = sweep(figure, profile, **select)
+    records = {}
+    for phase in ([j for j in jobs if j.method.startswith("mlp-")], [j for j in jobs if not j.method.startswith("mlp-")]):
+        records |= run_jobs(phase, compute_many, cache, executor=executor, n_jobs=n_jobs, progress=progress,
+                            desc=figure, plan=plan, slurm=dict(slurm or {}))
+    return {job: records[job] for job in dict.fromkeys(jobs)}
+
+
+def plot_figure(
+    figure: str,
+    profile: str | Profile,
+    *,
+    cache: ResultCache | None = None,
+    Ks: Sequence[int] | None = None,
+    methods: Sequence[str] | None = None,
+    metric: str = "test_mse",
+) -> plt.Figure:
+    """One panel per K: test MSE against n for every method, mean +- one std over runs."""
+    cache = cache or ResultCache()
+    P = get_profile(profile)
+    records = cached_records(figure, P, cache, Ks=Ks, methods=methods)
+    cells = aggregate(records, metric)
+    grid = getattr(P, FIGURES[figure].sizes)
+    Ks = list(Ks or grid.Ks)
+    with plots.paper_style():
+        fig, axes = plt.subplots(1, len(Ks), figsize=(3.2 * len(Ks), 3.1), squeeze=False, layout="constrained")
+        for ax, K in zip(axes[0], Ks):
+            curves = {}
+            for method in methods or FIGURES[figure].methods:
+                pts = sorted((c.n, c.mean, c.std) for c in cells if c.method == method and c.K == K)
+                if pts:
+                    ns, mean, std = zip(*pts)
+                    curves[method] = (ns, mean, std)
+            noise = NOISE_VARIANCE if figure == "fig4" else None
+            plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)))
+        scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
+        fig.suptitle(FIGURES[figure].title + scale)
+    return fig

@@ -1,0 +1,74 @@
+"""Aggregate cached job results into the numbers a figure shows: mean and std over runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from .cache import Job
+
+__all__ = ["Cell", "aggregate", "format_table", "lookup", "verdict"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a curve: ``method`` at ``(K, n)``, over ``runs`` runs."""
+
+    method: str
+    K: int
+    n: int
+    runs: int
+    mean: float
+    std: float
+    median: float
+
+
+def aggregate(records: dict[Job, dict], metric: str = "test_mse") -> list[Cell]:
+    """Mean, empirical standard deviation (ddof=1 when there are >= 2 runs, as the paper's shaded
+    bands) and median of ``metric`` over runs, per (method, K, n)."""
+    groups: dict[tuple[str, int, int], list[float]] = defaultdict(list)
+    for job, rec in records.items():
+        value = rec["metrics"].get(metric)
+        if value is not None:
+            groups[(job.method, job.K, job.n)].append(float(value))
+    cells = []
+    for (method, K, n), vals in sorted(groups.items()):
+        v = np.asarray(vals)
+        cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v))))
+    return cells
+
+
+def format_table(cells: Iterable[Cell], methods: Iterable[str] | None = None) -> str:
+    """A plain-text table, one row per (K, n), one column per method: mean (std), or the value
+    alone when there is one run."""
+    cells = list(cells)
+    methods = list(methods) if methods is not None else sorted({c.method for c in cells})
+    by = {(c.method, c.K, c.n): c for c in cells}
+    keys = sorted({(c.K, c.n) for c in cells})
+    width = max(16, *(len(m) + 2 for m in methods))
+    lines = [f"{'K':>3} {'n':>7} " + "".join(f"{m:>{width}}" for m in methods)]
+    for K, n in keys:
+        row = f"{K:>3} {n:>7} "
+        for m in methods:
+            c = by.get((m, K, n))
+            if c is None:
+                row += f"{'-':>{width}}"
+            elif c.runs == 1:  # one run: no spread to show
+                row += f"{c.mean:.3g}".rjust(width)
+            else:
+                row += f"{c.mean:.3g} ({c.std:.1g})".rjust(width)
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def lookup(cells: Iterable[Cell], method: str, K: int, n: int) -> Cell | None:
+    """The cell of ``method`` at ``(K, n)``, or ``None``."""
+    return next((c for c in cells if c.method == method and c.K == K and c.n == n), None)
+
+
+def verdict(ok: bool | None) -> str:
+    """How a page reports a check of a paper's claim at the current profile."""
+    return "not computed" if ok is None else ("reproduces" if ok else "does NOT reproduce")

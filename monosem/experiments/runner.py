@@ -1,0 +1,140 @@
+"""Run a list of jobs through the result cache, in-process, in a process pool, or on SLURM.
+
+Every executor stores each finished job's result file as soon as it finishes, from the process
+that computed it; an interrupted sweep therefore keeps everything that finished, and the next call
+computes only what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from tqdm import tqdm
+
+from .cache import Job, ResultCache
+
+__all__ = ["EXECUTORS", "run_jobs", "compute_and_store", "singletons"]
+
+EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
+
+#: ``compute(job, cache=...) -> metrics`` for one job, or ``compute(jobs, cache=...) ->
+#: [metrics, ...]`` for a batch (see ``plan``): a batch of MLP cells trains as one stack of
+#: models. ``cache`` lets a computation keep artifacts beside its result (trained networks).
+Compute = Callable[[Any], Any]
+Plan = Callable[[list[Job]], list[list[Job]]]
+
+
+def singletons(jobs: list[Job]) -> list[list[Job]]:
+    """The default plan: every job on its own."""
+    return [[job] for job in jobs]
+
+
+def compute_and_store(batch: Job | list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:
+    """Compute one job (or one batch of jobs) and write each result file as it is known.
+
+    A module-level function, so it pickles for the process pool and SLURM.
+    """
+    from ..device import get_device
+
+    cache = ResultCache(cache_root)
+    jobs = [batch] if isinstance(batch, Job) else list(batch)
+    todo = [job for job in jobs if not cache.has(job)]
+    if todo:
+        t0 = time.perf_counter()
+        metrics = [compute(todo[0], cache=cache)] if isinstance(batch, Job) else compute(todo, cache=cache)
+        seconds = (time.perf_counter() - t0) / len(todo)  # a batch's wall time, shared out
+        for job, m in zip(todo, metrics, strict=True):
+            cache.save(job, m, seconds, device=str(get_device()))
+    return [cache.load(job) for job in jobs]
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    compute: Compute,
+    cache: ResultCache,
+    *,
+    executor: str = "inprocess",
+    n_jobs: int = 1,
+    progress: bool = True,
+    slurm: dict[str, Any] | None = None,
+    desc: str = "sweep",
+    plan: Plan | None = None,
+) -> dict[Job, dict[str, Any]]:
+    """Make sure every job in ``jobs`` has a cached result; return ``{job: record}``.
+
+    ``executor``: ``"inprocess"`` (one after the other), ``"process"`` (a local pool of
+    ``n_jobs`` processes), ``"slurm"`` (a SLURM array through submitit; ``slurm`` holds its
+    parameters, e.g. ``{"slurm_partition": "gpu", "gpus_per_node": 1, "timeout_min": 240}``) or
+    ``"slurm-local"`` (submitit's local executor, which runs the same code path without a cluster;
+    used by the tests). ``compute`` must be a module-level function for the last three.
+
+    ``plan`` groups the missing jobs into batches; ``compute`` then receives a list of jobs and
+    returns one metrics dict per job. Without a plan, ``compute`` receives one job at a time.
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor={executor!r} is not known; use one of {list(EXECUTORS)}")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs={n_jobs!r} must be an integer >= 1")
+    unique = list(dict.fromkeys(jobs))
+    done, missing = cache.status(unique)
+    records = {job: cache.load(job) for job in done}
+    # an explicit `disable` overrides tqdm's own TQDM_DISABLE handling, so honour it here too
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
+    bar = tqdm(total=len(unique), initial=len(done), desc=desc, unit="job", disable=quiet)
+    units: list = list(missing) if plan is None else plan(list(missing))
+    try:
+        if executor == "inprocess" or (executor == "process" and n_jobs == 1):
+            for unit in units:
+                bar.set_postfix_str(_label(unit))
+                _collect(records, unit, compute_and_store(unit, compute, cache.root), bar)
+        elif executor == "process":
+            threads = max(1, (os.cpu_count() or 1) // n_jobs)
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(threads,)) as pool:
+                futures = {pool.submit(compute_and_store, unit, compute, str(cache.root)): unit for unit in units}
+                for fut in as_completed(futures):
+                    _collect(records, futures[fut], fut.result(), bar)
+        else:
+            _run_submitit(units, compute, cache, executor, dict(slurm or {}), bar, records)
+    finally:
+        bar.close()
+    return {job: records[job] for job in unique}
+
+
+def _worker_init(threads: int) -> None:
+    """Share the cores out between the pool's workers instead of oversubscribing them."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _label(unit) -> str:
+    return unit.label() if isinstance(unit, Job) else f"{len(unit)} x {unit[0].label()}"
+
+
+def _collect(records: dict, unit, results: list[dict[str, Any]], bar) -> None:
+    jobs = [unit] if isinstance(unit, Job) else unit
+    for job, rec in zip(jobs, results, strict=True):
+        records[job] = rec
+    bar.update(len(jobs))
+
+
+def _run_submitit(units, compute, cache, executor, params, bar, records) -> None:
+    try:
+        import submitit
+    except ImportError as err:  # an optional dependency: pip install 'monosem[slurm]'
+        raise ImportError("the SLURM executors need submitit: pip install 'monosem[slurm]'") from err
+    if not units:
+        return
+    folder = Path(params.pop("folder", cache.root / "_submitit"))
+    cluster = "local" if executor == "slurm-local" else "slurm"
+    ex = submitit.AutoExecutor(folder=folder, cluster=cluster)
+    if cluster == "local":
+        params = {k: v for k, v in params.items() if not k.startswith("slurm_")}
+    ex.update_parameters(**({"timeout_min": 60} | params))
+    handles = ex.map_array(compute_and_store, list(units), [compute] * len(units), [str(cache.root)] * len(units))
+    for unit, handle in zip(units, handles):
+        _collect(records, unit, handle.result(), bar)

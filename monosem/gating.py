@@ -1,0 +1,228 @@
+"""MLP-gated local predictors (Section 3.3, Appendix A.3, Figure 3).
+
+A trained ReLU MLP f(x) = sum_j a_j ReLU(<w_j, x> + b_j) + a_0 is turned into K learned gates:
+
+1. average output-weighted activation m_j = (1/n) sum_i |a_j| ReLU(<w_j, x_i> + b_j)   (eq. 11);
+2. active set J: 2-means on log10 m_j, keep the group with the larger mean (the K largest m_j if
+   fewer than K survive);
+3. contribution profiles p_j(x) = |a_j| ReLU(<w_j, x> + b_j) / sum_{l in J} (...)       (eq. 12);
+4. K-means++ on the training profiles (8 initializations, at most 30 Lloyd iterations, the
+   solution of smallest inertia) gives K gates with centroids q_c;
+5. gate metrics G_c = sum_j q_cj w_j w_j^T / sum_j q_cj                                  (eq. 13)
+   and features z_c(x) = G_c^{1/2} x                                                    (eq. 14);
+6. one local Laplace or RFM predictor per gate, fitted on the gate's training points in the
+   representation z_c (bandwidth: median pairwise distance within the gate; ridge 1e-6; exact
+   solves below 11 000 points, EigenPro above; the local RFM starts from that Laplace kernel and
+   makes three AGOP updates);
+7. a test point is routed by its own contribution profile to the nearest training centroid, mapped
+   by that gate's G_c^{1/2}, and predicted by that gate's local model.
+
+Choices the paper leaves open, stated here and on the Section 3.3 page:
+
+* neurons with m_j = 0 (dead on the whole training set) cannot enter a log; they are placed below
+  every live neuron before the 2-means, so they are never active;
+* an input on which no active neuron fires has an all-zero profile (the ratio is 0/0); it is routed
+  to the nearest centroid like any other profile;
+* the local RFM's metric updates act on the gate features z_c (the paper fits the local predictor
+  "in the resulting representation"), so its final metric in x-space is
+  G_c^{1/2} M G_c^{1/2} and keeps the gate's own directions;
+* the reported local RFM is its last iteration (3); every iteration's predictions are available
+  through ``predict(X, iteration=t)``.
+
+The true clusters are never used to fit the gates; :meth:`MLPGatedRegressor.gate_purity` measures,
+after the fact, how well the gates recover them (adjusted Rand index), which the paper does not
+report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score
+
+from .kernels import LaplaceKernelRegressor, RFMRegressor
+
+__all__ = ["MLPGatedRegressor", "contributions", "average_contributions", "active_neurons", "gate_metrics", "psd_sqrt"]
+
+LOCALS = ("laplace", "rfm")
+
+
+def _relu_parts(mlp) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if getattr(mlp, "activation", None) != "relu":
+        raise ValueError(f"the gating pipeline needs a ReLU MLP (Appendix A.3); got activation={getattr(mlp, 'activation', None)!r}")
+    W = mlp.W.detach().to(torch.float64)
+    b = mlp.b.detach().to(torch.float64)
+    a = (mlp.a.detach() * float(getattr(mlp, "output_scale", 1.0))).to(torch.float64)
+    return W, b, a
+
+
+def contributions(mlp, X: torch.Tensor, neurons: torch.Tensor | None = None, batch: int = 16_384) -> torch.Tensor:
+    """``(n, |J|)`` output-weighted activations |a_j| ReLU(<w_j, x> + b_j) (the terms of eq. 11-12)."""
+    W, b, a = _relu_parts(mlp)
+    if neurons is not None:
+        W, b, a = W[neurons], b[neurons], a[neurons]
+    X = torch.as_tensor(X).to(device=W.device, dtype=torch.float64)
+    if X.ndim != 2 or X.shape[1] != W.shape[1]:
+        raise ValueError(f"X must have shape (n, {W.shape[1]}), got {tuple(X.shape)}")
+    out = [torch.relu(torch.addmm(b, X[i : i + batch], W.T)) * a.abs() for i in range(0, X.shape[0], batch)]
+    return torch.cat(out) if out else torch.empty(0, W.shape[0], dtype=torch.float64)
+
+
+def average_contributions(mlp, X: torch.Tensor) -> torch.Tensor:
+    """m_j = (1/n) sum_i |a_j| ReLU(<w_j, x_i> + b_j) for every hidden neuron (eq. 11)."""
+    return contributions(mlp, X).mean(dim=0)
+
+
+def active_neurons(m: torch.Tensor, K: int, seed: int = 0) -> torch.Tensor:
+    """Indices of the active set J from the average contributions ``m`` (Appendix A.3).
+
+    2-means on log10 m_j keeps the group with the larger mean; if it has fewer than K neurons the
+    K largest m_j are kept instead.
+    """
+    m = torch.as_tensor(m, dtype=torch.float64).cpu()
+    if K < 1:
+        raise ValueError(f"K={K!r} must be >= 1")
+    if m.numel() < K:
+        raise ValueError(f"the MLP has {m.numel()} neurons, fewer than K={K}")
+    live = m > 0
+    if int(live.sum()) >= 2:
+        logs = torch.full_like(m, 0.0)
+        logs[live] = m[live].log10()
+        # dead neurons: below every live one, so never in the upper group
+        logs[~live] = logs[live].min() - 1.0
+        km = KMeans(n_clusters=2, n_init=8, random_state=seed).fit(logs.numpy()[:, None])
+        upper = int(np.argmax(km.cluster_centers_[:, 0]))
+        keep = torch.from_numpy(np.flatnonzero(km.labels_ == upper))
+    else:
+        keep = torch.nonzero(live).flatten()
+    if keep.numel() < K:
+        keep = torch.argsort(m, descending=True)[:K]
+    return torch.sort(keep).values
+
+
+def profiles(contrib: torch.Tensor) -> torch.Tensor:
+    """Normalized contribution profiles p(x) (eq. 12); an all-zero row stays zero."""
+    total = contrib.sum(dim=1, keepdim=True)
+    return torch.where(total > 0, contrib / total.clamp(min=torch.finfo(contrib.dtype).tiny), torch.zeros_like(contrib))
+
+
+def gate_metrics(centroids: torch.Tensor, W_active: torch.Tensor) -> torch.Tensor:
+    """``(K, d, d)`` gate metrics G_c = sum_j q_cj w_j w_j^T / sum_j q_cj (eq. 13)."""
+    q = centroids.clamp(min=0.0)
+    num = torch.einsum("cj,jd,je->cde", q, W_active, W_active)
+    den = q.sum(dim=1).clamp(min=torch.finfo(q.dtype).tiny)
+    return num / den[:, None, None]
+
+
+def psd_sqrt(G: torch.Tensor) -> torch.Tensor:
+    """Symmetric square root of a positive-semidefinite matrix (eigenvalues clipped at 0)."""
+    evals, evecs = torch.linalg.eigh((G + G.T) / 2)
+    return (evecs * evals.clamp(min=0).sqrt()) @ evecs.T
+
+
+class MLPGatedRegressor(RegressorMixin, BaseEstimator):
+    """Local Laplace / RFM predictors behind gates learned from a trained ReLU MLP (Appendix A.3).
+
+    Parameters
+    ----------
+    mlp:
+        A trained ``monosem.models.MLP`` with ``activation="relu"`` (frozen; never modified).
+    local:
+        ``"laplace"`` or ``"rfm"``.
+    n_gates:
+        Number of gates M (the paper uses M = K, the true number of clusters).
+    n_init, max_iter:
+        K-means++ initializations and Lloyd iterations (8 and 30 in the paper).
+    local_params:
+        Extra keyword arguments for the local ``LaplaceKernelRegressor`` / ``RFMRegressor``.
+    random_state:
+        Seed of the two K-means runs and of the local predictors' subsamples.
+    """
+
+    def __init__(self, mlp=None, local: str = "laplace", n_gates: int = 2, *, n_init: int = 8, max_iter: int = 30,
+                 local_params: dict[str, Any] | None = None, random_state: int = 0) -> None:
+        self.mlp = mlp
+        self.local = local
+        self.n_gates = n_gates
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.local_params = local_params
+        self.random_state = random_state
+
+    def _check(self) -> None:
+        if self.local not in LOCALS:
+            raise ValueError(f"local={self.local!r} is not allowed; use one of {list(LOCALS)}")
+        if isinstance(self.n_gates, bool) or not isinstance(self.n_gates, (int, np.integer)) or self.n_gates < 1:
+            raise ValueError(f"n_gates={self.n_gates!r} must be an integer >= 1")
+        _relu_parts(self.mlp)
+
+    def _local_estimator(self):
+        params = dict(self.local_params or {})
+        params.setdefault("random_state", self.random_state)
+        if self.local == "laplace":
+            return LaplaceKernelRegressor(bandwidth="median", ridge=1e-6, solver="auto", **params)
+        return RFMRegressor(iterations=3, bandwidth="median", ridge=1e-6, solver="auto", **params)
+
+    def gate_features(self, X) -> tuple[torch.Tensor, np.ndarray]:
+        """Profiles of ``X`` over the active neurons and their nearest-centroid gates."""
+        P = profiles(contributions(self.mlp, X, self.active_))
+        return P, self.kmeans_.predict(P.cpu().numpy())
+
+    def fit(self, X, y) -> "MLPGatedRegressor":
+        """Learn the gates from the MLP on the training inputs ``X`` and fit one local model per gate."""
+        self._check()
+        X = torch.as_tensor(X).to(torch.float64)
+        y = torch.as_tensor(y).to(torch.float64).reshape(-1)
+        if X.ndim != 2 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"X must be (n, d) and y (n,) with the same n; got {tuple(X.shape)} and {tuple(y.shape)}")
+        if X.shape[0] < self.n_gates:
+            raise ValueError(f"need at least n_gates={self.n_gates} training points, got {X.shape[0]}")
+        W, _, _ = _relu_parts(self.mlp)
+        X = X.to(W.device)
+        self.neuron_mass_ = average_contributions(self.mlp, X).cpu()
+        self.active_ = active_neurons(self.neuron_mass_, self.n_gates, self.random_state).to(W.device)
+        P = profiles(contributions(self.mlp, X, self.active_)).cpu().numpy()
+        self.kmeans_ = KMeans(n_clusters=self.n_gates, init="k-means++", n_init=self.n_init, max_iter=self.max_iter,
+                              random_state=self.random_state).fit(P)
+        gates = self.kmeans_.labels_
+        centroids = torch.from_numpy(self.kmeans_.cluster_centers_).to(W.device, torch.float64)
+        self.gate_metrics_ = gate_metrics(centroids, W[self.active_]).cpu()
+        self.gate_sqrt_ = torch.stack([psd_sqrt(G) for G in self.gate_metrics_])
+        self.train_gates_ = gates
+        self.estimators_ = []
+        Xc, yc = X.cpu(), y.cpu()
+        for c in range(self.n_gates):
+            idx = torch.from_numpy(np.flatnonzero(gates == c))
+            Z = Xc[idx] @ self.gate_sqrt_[c]
+            self.estimators_.append(self._local_estimator().fit(Z, yc[idx]) if idx.numel() else None)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X, iteration: int | None = None) -> np.ndarray:
+        """Route every row of ``X`` by its contribution profile and predict with its gate's model.
+
+        ``iteration`` picks an RFM iteration (0-3) of the local RFMs (default: the last).
+        """
+        X = torch.as_tensor(X).to(torch.float64)
+        _, gates = self.gate_features(X.to(self.mlp.W.device))
+        out = np.zeros(X.shape[0])
+        Xc = X.cpu()
+        for c in range(self.n_gates):
+            idx = np.flatnonzero(gates == c)
+            if idx.size == 0:
+                continue
+            est = self.estimators_[c]
+            if est is None:  # an empty gate (K-means never leaves one, kept for safety)
+                continue
+            Z = Xc[torch.from_numpy(idx)] @ self.gate_sqrt_[c]
+            out[idx] = est.predict(Z, iteration=iteration) if self.local == "rfm" else est.predict(Z)
+        return out
+
+    def gate_purity(self, X, clusters) -> float:
+        """Adjusted Rand index between the learned gates of ``X`` and the true clusters."""
+        _, gates = self.gate_features(torch.as_tensor(X).to(torch.float64).to(self.mlp.W.device))
+        return float(adjusted_rand_score(np.asarray(torch.as_tensor(clusters).cpu()), gates))

@@ -1,0 +1,214 @@
+"""The sweep machinery: cache keys, atomic results, resume after interruption, executors, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from monosem.__main__ import main
+from monosem.experiments import cache as cache_mod
+from monosem.experiments.cache import Job, ResultCache, atomic_write_json
+from monosem.experiments.results import aggregate
+from monosem.experiments.runner import run_jobs
+from monosem.experiments.sweeps import FIGURES, sweep
+
+
+def toy_compute(job: Job, cache=None) -> dict:
+    """A deterministic stand-in for a real method (module level, so it pickles)."""
+    return {"test_mse": 1.0 / (job.n * job.K) + 1e-3 * job.run, "method": job.method}
+
+
+def _jobs() -> list[Job]:
+    return [Job.make("toy", K, n, r, "smoke", width=8, lr=0.01) for K in (1, 2) for n in (10, 20) for r in (0, 1)]
+
+
+def test_keys_are_stable_and_order_independent():
+    a = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, nested={"x": 1, "y": [1, 2]})
+    b = Job.make("mlp-relu", 10, 1000, 0, "cpu", lr=0.01, nested={"y": [1, 2], "x": 1}, width=64)
+    assert a == b and a.key() == b.key() and len(a.key()) == 16
+    # a fixed configuration has a fixed key across Python processes (no hash randomization)
+    assert Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key() == Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key()
+
+
+def test_keys_are_sensitive_to_every_field():
+    base = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01)
+    variants = [
+        dataclasses.replace(base, method="mlp-gelu"),
+        dataclasses.replace(base, K=2),
+        dataclasses.replace(base, n=2000),
+        dataclasses.replace(base, run=1),
+        dataclasses.replace(base, profile="paper"),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=65, lr=0.01),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.02),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, extra=True),
+    ]
+    keys = {base.key()} | {v.key() for v in variants}
+    assert len(keys) == len(variants) + 1
+
+
+def test_cache_version_is_part_of_the_key(monkeypatch):
+    job = _jobs()[0]
+    k1 = job.key()
+    monkeypatch.setattr(cache_mod, "CACHE_VERSION", cache_mod.CACHE_VERSION + 1)
+    assert job.key() != k1
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    atomic_write_json(target, {"a": 1})
+
+    def broken_dump(obj, fh, **kw):
+        fh.write('{"half": ')
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(json, "dump", broken_dump)
+    with pytest.raises(RuntimeError):
+        atomic_write_json(target, {"a": 2})
+    monkeypatch.undo()
+    assert json.loads(target.read_text()) == {"a": 1}  # the old complete file, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary left behind
+
+
+class _Boom(Exception):
+    pass
+
+
+def test_interrupted_sweep_resumes_and_matches(tmp_path):
+    jobs = _jobs()
+    full = run_jobs(jobs, toy_compute, ResultCache(tmp_path / "a"), progress=False)
+    calls = []
+
+    def flaky(job, cache=None):
+        calls.append(job)
+        if len(calls) == 3:
+            raise _Boom("killed")
+        return toy_compute(job)
+
+    c = ResultCache(tmp_path / "b")
+    with pytest.raises(_Boom):
+        run_jobs(jobs, flaky, c, progress=False)
+    done, missing = c.status(jobs)
+    assert len(done) == 2 and len(missing) == len(jobs) - 2
+    calls.clear()
+    resumed = run_jobs(jobs, toy_compute, c, progress=False)
+    assert [r["metrics"] for r in resumed.values()] == [r["metrics"] for r in full.values()]
+    # a finished cell is never recomputed
+    again = run_jobs(jobs, flaky, c, progress=False)
+    assert calls == [] and len(again) == len(jobs)
+
+
+def test_cache_refuses_a_file_of_another_job(tmp_path):
+    c = ResultCache(tmp_path)
+    a, b = _jobs()[:2]
+    c.save(a, {"x": 1}, 0.1)
+    os.replace(c.path(a), c.path(b))
+    with pytest.raises(RuntimeError, match="does not hold"):
+        c.load(b)
+
+
+def test_process_pool_executor(tmp_path):
+    jobs = _jobs()[:4]
+    rec = run_jobs(jobs, toy_compute, ResultCache(tmp_path), executor="process", n_jobs=2, progress=False)
+    assert [r["metrics"] for r in rec.values()] == [toy_compute(j) for j in jobs]
+
+
+@pytest.mark.slow
+def test_submitit_local_executor(tmp_path):
+    pytest.importorskip("submitit")
+    from monosem.experiments.methods import compute  # importable in the submitted processes
+
+    jobs = sweep("fig2", "smoke", methods=["bayes"])[:2]
+    rec = run_jobs(jobs, compute, ResultCache(tmp_path), executor="slurm-local", n_jobs=2, progress=False,
+                   slurm={"timeout_min": 5})
+    local = run_jobs(jobs, compute, ResultCache(tmp_path / "inproc"), progress=False)
+    for job in jobs:
+        assert rec[job]["metrics"]["test_mse"] == local[job]["metrics"]["test_mse"]
+
+
+def test_bad_executor_and_jobs(tmp_path):
+    with pytest.raises(ValueError, match="executor"):
+        run_jobs(_jobs(), toy_compute, ResultCache(tmp_path), executor="mpi")
+    with pytest.raises(ValueError, match="n_jobs"):
+        run_jobs(_jobs(), toy_compute, ResultCache(tmp_path), n_jobs=0)
+
+
+def test_aggregate_mean_and_std(tmp_path):
+    rec = run_jobs(_jobs(), toy_compute, ResultCache(tmp_path), progress=False)
+    cells = aggregate(rec)
+    cell = next(c for c in cells if c.K == 2 and c.n == 10)
+    assert cell.runs == 2 and cell.mean == pytest.approx(1 / 20 + 5e-4)
+    assert cell.std == pytest.approx((2 * (5e-4) ** 2) ** 0.5)
+
+
+def test_sweeps_declare_the_papers_grids():
+    jobs = sweep("fig2", "paper")
+    assert {j.K for j in jobs} == {1, 2, 10, 50} and {j.n for j in jobs} == {20_000, 50_000, 100_000, 200_000}
+    assert {j.run for j in jobs} == set(range(5))
+    assert {j.method for j in jobs} == set(FIGURES["fig2"].methods)
+    relu = next(j for j in jobs if j.method == "mlp-relu")
+    p = relu.param_dict
+    assert (p["width"], p["batch"], p["lr"], p["lr_final"]) == (4096, 4096, 1e-2, 1e-4)
+    assert (p["min_steps"], p["max_steps"], p["eval_every"], p["patience_evals"]) == (20_000, 200_000, 500, 60)
+    assert {j.K for j in sweep("fig4", "paper")} == {2, 5, 10, 50}
+    # the source MLP of Figure 4 is the ReLU cell of Figure 2: one shared cache entry
+    f2 = {j for j in sweep("fig2", "cpu") if j.method == "mlp-relu"}
+    f4 = {j for j in sweep("fig4", "cpu") if j.method == "mlp-relu"}
+    assert f2 & f4
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(figure="fig9", profile="cpu"), "figure"),
+        (dict(figure="fig2", profile="huge"), "profile"),
+        (dict(figure="fig2", profile="cpu", Ks=[3]), "K="),
+        (dict(figure="fig2", profile="cpu", methods=["svm"]), "methods"),
+        (dict(figure="fig2", profile="smoke", runs=[7]), "runs"),
+    ],
+)
+def test_sweep_bad_inputs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        sweep(**kwargs)
+
+
+def test_cli_status_run_and_errors(tmp_path, capsys):
+    args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes"]
+    assert main(["status", "fig2", *args]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 4 cells cached, 4 missing" in out and "missing: bayes K=1 n=500 run=0" in out
+    assert main(["run", "fig2", *args, "--K", "10"]) == 0
+    capsys.readouterr()
+    assert main(["status", "fig2", *args]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 4 cells cached, 2 missing" in out and "missing: bayes K=1 n=500 run=0" in out
+    with pytest.raises(SystemExit):
+        main(["status", "fig2", "--profile", "smoke", "--K", "3"])
+    assert "not in the fig2 grid" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "fig9"])
+
+
+def toy_compute_many(jobs: list[Job], cache=None) -> list[dict]:
+    return [toy_compute(j) for j in jobs]
+
+
+def test_batched_plan_gives_the_same_results(tmp_path):
+    jobs = _jobs()
+    seen = []
+
+    def plan(missing):
+        by_run = {}
+        for j in missing:
+            by_run.setdefault(j.run, []).append(j)
+        seen.extend(len(b) for b in by_run.values())
+        return list(by_run.values())
+
+    batched = run_jobs(jobs, toy_compute_many, ResultCache(tmp_path / "b"), plan=plan, progress=False)
+    single = run_jobs(jobs, toy_compute, ResultCache(tmp_path / "s"), progress=False)
+    assert seen == [4, 4]
+    assert [r["metrics"] for r in batched.values()] == [r["metrics"] for r in single.values()]
+    pooled = run_jobs(jobs, toy_compute_many, ResultCache(tmp_path / "p"), plan=plan, executor="process", n_jobs=2, progress=False)
+    assert [r["metrics"] for r in pooled.values()] == [r["metrics"] for r in single.values()]
