@@ -50,8 +50,8 @@ execute: venv
 	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
 	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
 	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
-	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) \
-	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; exit 1; }; \
+	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) 2> $(EXECUTED)/$$name.log \
+	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; tail -n 30 $(EXECUTED)/$$name.log; exit 1; }; \
 	  echo "done in $$(( $$(date +%s) - t0 )) s"; \
 	done
 
