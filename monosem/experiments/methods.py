@@ -8,6 +8,7 @@ pool of seed 12345 + r and the test set of seed 54321 + r of ``mixed_link_model(
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -162,7 +163,13 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
         eval_every=p["eval_every"], patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"],
     )
     stack = MLPStack(20, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev)
-    result = train(stack, data, config, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
+    # periodic checkpoints beside the cache: a dropped session resumes the stack where it stopped
+    ckpt = None
+    if cache is not None:
+        tag = hashlib.sha256("".join(j.key() for j in jobs).encode()).hexdigest()[:16]
+        ckpt = cache.root / "checkpoints" / f"{tag}.pt"
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+    result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
         Xte, yte, _ = tests[i]
@@ -178,6 +185,8 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             "stack_size": len(jobs),
             "stack_steps_per_second": float(result.steps_per_second),
         })
+    if ckpt is not None and ckpt.exists():
+        ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
 
 
