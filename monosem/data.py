@@ -268,6 +268,18 @@ class ClusteredSingleIndexModel:
             groups.setdefault(link, []).append(k)
         return groups
 
+    def population_agop(self, n: int = 20_000, seed: int = 7) -> torch.Tensor:
+        """Monte-Carlo estimate of the AGOP of the regression function, E[grad f*(x) grad f*(x)^T].
+
+        The gradient is taken inside each point's true cluster (f* = g_c(<x, v_c>)), so the AGOP
+        is (1/K) sum_c E[g_c'(<x, v_c>)^2] v_c v_c^T: the quantity of the paper's Lemma 12.
+        ``(d, d)`` float64, from ``n`` fresh samples of seed ``seed`` (autograd, on the CPU).
+        """
+        x, _, c = self.sample(_check_positive_int(n, "n"), seed, device="cpu", dtype=torch.float64)
+        x.requires_grad_(True)
+        (grad,) = torch.autograd.grad(self._f_star64(x, c).sum(), x)
+        return grad.T @ grad / n
+
     # ------------------------------------------------------------------------------ Bayes rule
     def log_posterior(self, x: torch.Tensor) -> torch.Tensor:
         """``(n, K)`` log posterior cluster probabilities log P(c | x) under a uniform prior.

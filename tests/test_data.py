@@ -225,3 +225,26 @@ def test_sampling_is_fast_at_paper_scale():
     m = data.mixed_link_model(50)
     x, y, c = m.pool(200_000)
     assert x.shape == (200_000, 20) and torch.isfinite(y).all()
+
+
+def test_population_agop_matches_closed_forms():
+    from monosem.theory import ground_truth_agop
+
+    # Figure 1's link He2(sqrt(d) t)/sqrt(2) has E[g'^2] = 2d, so the AGOP is (2d/K) P_V
+    n = 40_000
+    m = data.figure1_model()
+    M = m.population_agop(n=n)
+    P_V = m.directions.T @ m.directions
+    # diagonal entries average 2d z^2 over ~n/K points (variance 2 (2d)^2), divided by K
+    se = 2 * m.d * math.sqrt(2 / (n / m.K)) / m.K
+    assert torch.allclose(M, 2 * m.d / m.K * P_V, atol=5 * se)
+    # Theorem 2's model: the clipped ramp gives (alpha/K) P_V with alpha = P(0 < G < 1) (Lemma 12)
+    n, K = 80_000, 4
+    r = data.noiseless_routing_mixture(K)
+    M = r.population_agop(n=n)
+    truth = torch.as_tensor(ground_truth_agop(K, 1.0), dtype=torch.float64)
+    alpha = float(truth.diagonal().max()) * K
+    se = math.sqrt(alpha * (1 - alpha) / (n / K)) / K  # an indicator's mean over ~n/K points
+    assert torch.allclose(M, truth, atol=5 * se)
+    with pytest.raises(ValueError, match="n"):
+        r.population_agop(n=0)
