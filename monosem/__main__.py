@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts")
         p.add_argument("--methods", nargs="+", default=None, help="only these methods")
         p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs")
+        p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes")
 
     run = sub.add_parser("run", help="compute every missing cell of a figure")
     figure_args(run)
@@ -72,7 +73,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     from .experiments.sweeps import FIGURES, sweep
 
     cache = ResultCache(args.cache)
-    jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs)
+    jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if args.command == "status":
         done, missing = cache.status(dict.fromkeys(jobs))
         print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
@@ -90,14 +91,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.slurm_gpus is not None:
             slurm["gpus_per_node"] = args.slurm_gpus
         run_figure(args.figure, args.profile, cache=cache, executor=executor, n_jobs=args.jobs, slurm=slurm,
-                   Ks=args.K, methods=args.methods, runs=args.runs)
+                   Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
         print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")
         return 0
     if args.command == "plot":
         from .experiments.figures import plot_figure
 
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
-        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
+        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)  # every cached n
         fig.savefig(out, bbox_inches="tight")
         print(f"wrote {out}")
         return 0

@@ -167,6 +167,7 @@ def test_sweeps_declare_the_papers_grids():
         (dict(figure="fig2", profile="cpu", Ks=[3]), "K="),
         (dict(figure="fig2", profile="cpu", methods=["svm"]), "methods"),
         (dict(figure="fig2", profile="smoke", runs=[7]), "runs"),
+        (dict(figure="fig2", profile="smoke", ns=[123]), "n="),
     ],
 )
 def test_sweep_bad_inputs(kwargs, match):

@@ -86,8 +86,10 @@ def sweep(
     Ks: Sequence[int] | None = None,
     methods: Sequence[str] | None = None,
     runs: Sequence[int] | None = None,
+    ns: Sequence[int] | None = None,
 ) -> list[Job]:
-    """The jobs of ``figure`` at ``profile``, optionally restricted to some K, methods or runs."""
+    """The jobs of ``figure`` at ``profile``, optionally restricted to some K, methods, runs or
+    training sizes."""
     fig = _check_figure(figure)
     P = get_profile(profile)
     sizes = getattr(P, fig.sizes)
@@ -109,9 +111,15 @@ def sweep(
         if bad:
             raise ValueError(f"runs {bad} not in {list(all_runs)} for profile {P.name!r}")
         all_runs = tuple(runs)
+    grid_n = tuple(sizes.ns)
+    if ns is not None:
+        bad = [n for n in ns if n not in grid_n]
+        if bad:
+            raise ValueError(f"n={bad} not in the {figure} grid of profile {P.name!r}: {list(grid_n)}")
+        grid_n = tuple(ns)
     jobs = []
     for K in grid_K:
-        for n in sizes.ns:
+        for n in grid_n:
             for r in all_runs:
                 for method in meths:
                     params = method_params(method, P)
