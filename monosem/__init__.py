@@ -1,7 +1,7 @@
 """monosem: the executable companion to *Revenge of Monosemanticity: Specialized Neurons Improve
 Data Efficiency in MLPs* (Abedsoltan, Boix-Adsera, Kalogiannis, Belkin, 2026).
 
-Sub-modules, bottom to top: :mod:`monosem.device`, :mod:`monosem.profiles`, :mod:`monosem.plots`;
+Sub-modules, bottom to top: :mod:`monosem.device`, :mod:`monosem.checks`, :mod:`monosem.profiles`, :mod:`monosem.plots`;
 :mod:`monosem.data`; later sections add kernels, training, specialization metrics, gating and
 theory.
 """

@@ -27,6 +27,7 @@ from typing import Callable
 
 import torch
 
+from .checks import check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
 __all__ = [
@@ -201,7 +202,7 @@ class ClusteredSingleIndexModel:
         ``sample(n, seed)`` for every ``N >= n``: the paper's nested training pools.
         ``c`` is a ``torch.long`` tensor of cluster indices in ``0..K-1``.
         """
-        n = _check_positive_int(n, "n")
+        n = check_int(n, "n")
         dev = get_device(device)
         dt = resolve_dtype(dtype)
         balanced = self.balanced if balanced is None else bool(balanced)
@@ -228,11 +229,11 @@ class ClusteredSingleIndexModel:
 
     def pool(self, n: int, run: int = 0, **kwargs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Training pool of run ``r`` (seed 12345 + r, Appendix A.2); nested in ``n``."""
-        return self.sample(n, TRAIN_SEED_BASE + _check_nonneg_int(run, "run"), **kwargs)
+        return self.sample(n, TRAIN_SEED_BASE + check_int(run, "run", 0), **kwargs)
 
     def test_set(self, n: int = 4096, run: int = 0, **kwargs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Test set of run ``r`` (seed 54321 + r, 4 096 examples by default, Appendix A.2)."""
-        return self.sample(n, TEST_SEED_BASE + _check_nonneg_int(run, "run"), **kwargs)
+        return self.sample(n, TEST_SEED_BASE + check_int(run, "run", 0), **kwargs)
 
     # ------------------------------------------------------------------------ regression function
     def projections(self, x: torch.Tensor) -> torch.Tensor:
@@ -275,7 +276,7 @@ class ClusteredSingleIndexModel:
         is (1/K) sum_c E[g_c'(<x, v_c>)^2] v_c v_c^T: the quantity of the paper's Lemma 12.
         ``(d, d)`` float64, from ``n`` fresh samples of seed ``seed`` (autograd, on the CPU).
         """
-        x, _, c = self.sample(_check_positive_int(n, "n"), seed, device="cpu", dtype=torch.float64)
+        x, _, c = self.sample(check_int(n, "n"), seed, device="cpu", dtype=torch.float64)
         x.requires_grad_(True)
         (grad,) = torch.autograd.grad(self._f_star64(x, c).sum(), x)
         return grad.T @ grad / n
@@ -343,27 +344,9 @@ class ClusteredSingleIndexModel:
 
 
 # ----------------------------------------------------------------------------------- helpers
-def _check_positive_int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} must be an integer >= 1")
-    return value
-
-
-def _check_nonneg_int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name}={value!r} must be an integer >= 0")
-    return value
-
-
-def _check_positive_float(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}={value!r} must be a positive finite number")
-    return float(value)
-
-
 def balanced_labels(n: int, K: int, seed: int) -> torch.Tensor:
     """``n`` cluster labels in 0..K-1 whose counts differ by at most one in every prefix."""
-    n, K = _check_positive_int(n, "n"), _check_positive_int(K, "K")
+    n, K = check_int(n, "n"), check_int(K, "K")
     gen = torch_generator(seed)
     blocks = math.ceil(n / K)
     return torch.rand(blocks, K, generator=gen, dtype=torch.float64).argsort(dim=1).reshape(-1)[:n]
@@ -376,9 +359,9 @@ def farthest_point_directions(K: int, dim: int, n_candidates: int, seed: int) ->
     random; pick each next one to minimize its largest inner product with those already chosen.
     Returns a ``(K, dim)`` float64 tensor.
     """
-    K = _check_positive_int(K, "K")
-    dim = _check_positive_int(dim, "dim")
-    n_candidates = _check_positive_int(n_candidates, "n_candidates")
+    K = check_int(K, "K")
+    dim = check_int(dim, "dim")
+    n_candidates = check_int(n_candidates, "n_candidates")
     if n_candidates < K:
         raise ValueError(f"n_candidates={n_candidates} must be >= K={K}")
     gen = torch_generator(seed)
@@ -445,13 +428,13 @@ def mixed_link_model(
     seed 1000 + r. Use :meth:`~ClusteredSingleIndexModel.pool` (seed 12345 + r) and
     :meth:`~ClusteredSingleIndexModel.test_set` (seed 54321 + r) for the paper's data sets.
     """
-    K = _check_positive_int(K, "K")
-    run = _check_nonneg_int(run, "run")
-    R = _check_positive_float(R, "R")
-    gamma = _check_positive_float(gamma, "gamma")
+    K = check_int(K, "K")
+    run = check_int(run, "run", 0)
+    R = check_positive(R, "R")
+    gamma = check_positive(gamma, "gamma")
     if not (isinstance(noise_std, (int, float)) and noise_std >= 0):
         raise ValueError(f"noise_std={noise_std!r} must be >= 0")
-    geometry_seed = GEOMETRY_SEED_BASE + K if geometry_seed is None else _check_nonneg_int(geometry_seed, "geometry_seed")
+    geometry_seed = GEOMETRY_SEED_BASE + K if geometry_seed is None else check_int(geometry_seed, "geometry_seed", 0)
     n_candidates = max(20_000, 500 * K)
     s = farthest_point_directions(K, 10, n_candidates, geometry_seed)
     gen = torch_generator(geometry_seed + 10_000_000)  # a stream separate from the centers'
@@ -496,8 +479,8 @@ def symmetric_mixture(K: int, R: float) -> ClusteredSingleIndexModel:
     d = 2K, mu_c = R e_c, v_c = e_{K+c}, Sigma = I_d, y = h3(<x, v_c>) with
     h3(t) = (t^3 - 3t)/sqrt(6); no label noise. Clusters are drawn i.i.d. uniform.
     """
-    K = _check_positive_int(K, "K")
-    R = _check_positive_float(R, "R")
+    K = check_int(K, "K")
+    R = check_positive(R, "R")
     d = 2 * K
     return ClusteredSingleIndexModel(
         name="symmetric_mixture",
@@ -518,8 +501,8 @@ def noiseless_routing_mixture(K: int, R: float = 1.0) -> ClusteredSingleIndexMod
     the cluster exactly), clipped-ramp link g(t) = t_+ - (t - 1)_+, no label noise. Clusters are
     drawn i.i.d. uniform.
     """
-    K = _check_positive_int(K, "K")
-    R = _check_positive_float(R, "R")
+    K = check_int(K, "K")
+    R = check_positive(R, "R")
     d = 2 * K
     return ClusteredSingleIndexModel(
         name="noiseless_routing_mixture",

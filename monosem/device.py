@@ -14,6 +14,8 @@ import random
 import numpy as np
 import torch
 
+from .checks import check_int
+
 __all__ = ["get_device", "default_dtype", "seed_everything", "torch_generator", "resolve_dtype"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -89,6 +91,4 @@ def torch_generator(seed: int) -> torch.Generator:
 
 
 def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative integer")
-    return int(seed)
+    return check_int(seed, "seed", 0)

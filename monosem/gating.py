@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
+from .checks import check_int
 from .kernels import LaplaceKernelRegressor, RFMRegressor
 
 __all__ = ["MLPGatedRegressor", "contributions", "average_contributions", "active_neurons", "gate_metrics", "psd_sqrt"]
@@ -84,8 +85,7 @@ def active_neurons(m: torch.Tensor, K: int, seed: int = 0) -> torch.Tensor:
     K largest m_j are kept instead.
     """
     m = torch.as_tensor(m, dtype=torch.float64).cpu()
-    if K < 1:
-        raise ValueError(f"K={K!r} must be >= 1")
+    K = check_int(K, "K")
     if m.numel() < K:
         raise ValueError(f"the MLP has {m.numel()} neurons, fewer than K={K}")
     live = m > 0
@@ -156,8 +156,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
     def _check(self) -> None:
         if self.local not in LOCALS:
             raise ValueError(f"local={self.local!r} is not allowed; use one of {list(LOCALS)}")
-        if isinstance(self.n_gates, bool) or not isinstance(self.n_gates, (int, np.integer)) or self.n_gates < 1:
-            raise ValueError(f"n_gates={self.n_gates!r} must be an integer >= 1")
+        check_int(self.n_gates, "n_gates")
         _relu_parts(self.mlp)
 
     def _local_estimator(self):

@@ -43,6 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .checks import check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
 __all__ = ["ACTIVATIONS", "GATED", "MLP", "MLPStack", "init_parameters"]
@@ -58,15 +59,11 @@ _PHI = {"relu": F.relu, "gelu": F.gelu, "reglu": F.relu, "swiglu": F.silu}
 def _check_architecture(d: int, width: int, activation: str) -> None:
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
-    for name, value in (("d", d), ("width", width)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a positive integer")
+    check_int(d, "d")
+    check_int(width, "width")
 
 
-def _check_positive(value: float, name: str) -> float:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}={value!r} must be a positive finite number")
-    return float(value)
+
 
 
 def init_parameters(
@@ -86,7 +83,7 @@ def init_parameters(
     device and in every stack.
     """
     _check_architecture(d, width, activation)
-    _check_positive(hidden_scale, "hidden_scale")
+    check_positive(hidden_scale, "hidden_scale")
     dt = resolve_dtype(dtype)
     H = 2 * width if activation in GATED else width
     gen = torch_generator(seed)
@@ -128,7 +125,7 @@ class MLP(nn.Module):
         dev = get_device(device)
         self.d, self.width, self.activation, self.seed = d, width, activation, int(seed)
         self.hidden_scale = float(hidden_scale)
-        self.output_scale = _check_positive(output_scale, "output_scale")
+        self.output_scale = check_positive(output_scale, "output_scale")
         for name, value in p.items():
             setattr(self, name, nn.Parameter(value.to(dev)))
 
@@ -196,7 +193,7 @@ class MLPStack(nn.Module):
         params = [init_parameters(d, width, activation, s, hidden_scale=hidden_scale, dtype=dtype) for s in seeds]
         self.d, self.width, self.activation = d, width, activation
         self.hidden_scale = float(hidden_scale)
-        self.output_scale = _check_positive(output_scale, "output_scale")
+        self.output_scale = check_positive(output_scale, "output_scale")
         self.seeds = tuple(int(s) for s in seeds)
         for name in ("W", "b", "a", "a0"):
             setattr(self, name, nn.Parameter(torch.stack([p[name] for p in params]).to(dev)))

@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
+from ..checks import check_int
+
 from .cache import Job, ResultCache
 
 __all__ = ["EXECUTORS", "run_jobs", "compute_and_store", "singletons"]
@@ -77,8 +79,7 @@ def run_jobs(
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor={executor!r} is not known; use one of {list(EXECUTORS)}")
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs={n_jobs!r} must be an integer >= 1")
+    check_int(n_jobs, "n_jobs")
     unique = list(dict.fromkeys(jobs))
     done, missing = cache.status(unique)
     records = {job: cache.load(job) for job in done}

@@ -2,7 +2,7 @@
 regression with exact / conjugate-gradient / EigenPro solvers, the Recursive Feature Machine with
 its closed-form AGOP, bandwidth rules, and per-cluster oracles.
 
-Layering: this sub-package uses :mod:`monosem.device` only (and NumPy, SciPy, scikit-learn,
+Layering: this sub-package uses :mod:`monosem.device` and :mod:`monosem.checks` only (and NumPy, SciPy, scikit-learn,
 torch); it never imports training, models, gating, theory or experiments.
 """
 

@@ -8,13 +8,14 @@ trip), which matters on a GPU.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import torch
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_array
+
+from ..checks import check_positive  # noqa: F401  (re-exported for the kernel modules)
 
 __all__ = ["as_matrix", "as_vector", "as_groups", "check_metric", "check_positive", "to_numpy"]
 
@@ -112,14 +113,7 @@ def check_metric(metric, d: int, *, rtol: float = 1e-8) -> torch.Tensor:
     return M
 
 
-def check_positive(value, name: str) -> float:
-    """A positive finite float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name}={value!r} must be a positive number")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}={value!r} must be a positive finite number")
-    return value
+
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:

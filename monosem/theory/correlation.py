@@ -25,6 +25,8 @@ from typing import Mapping
 import numpy as np
 import torch
 
+from ..checks import check_int, check_positive
+
 __all__ = [
     "population_correlation",
     "euclidean_gradient",
@@ -40,15 +42,11 @@ PURE_CUBIC: dict[int, float] = {3: 1.0}
 
 # ------------------------------------------------------------------------------- validation
 def _check_K(K: int) -> int:
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K={K!r} must be an integer >= 1 (the number of clusters)")
-    return int(K)
+    return check_int(K, "K")
 
 
 def _check_R(R: float) -> float:
-    if isinstance(R, bool) or not isinstance(R, (int, float, np.floating, np.integer)) or not math.isfinite(R) or R <= 0:
-        raise ValueError(f"R={R!r} must be a positive finite number (the cluster separation)")
-    return float(R)
+    return check_positive(R, "R")
 
 
 def check_hermite_coeffs(coeffs: Mapping[int, float] | None) -> dict[int, float]:

@@ -26,6 +26,8 @@ from itertools import combinations_with_replacement
 import numpy as np
 import sympy as sp
 
+from ..checks import check_int
+
 __all__ = [
     "harmonic_dimension",
     "harmonic_dimension_direct",
@@ -36,10 +38,7 @@ __all__ = [
 ]
 
 
-def _check_int(value: int, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer >= {minimum}")
-    return int(value)
+
 
 
 def harmonic_dimension(r: int, K: int) -> int:
@@ -48,8 +47,8 @@ def harmonic_dimension(r: int, K: int) -> int:
     The second binomial is 0 for r < 2 (there is no trace to remove), so H_{0,K} = 1 and
     H_{1,K} = K. Exact integer.
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     full = math.comb(K + r - 1, r)
     traces = math.comb(K + r - 3, r - 2) if r >= 2 else 0
     return full - traces
@@ -61,8 +60,8 @@ def harmonic_energy_exact(r: int, K: int) -> Fraction:
     r = 2m:   prod_{j<m} (K + 2j - 1) / (K + 2m + 2j - 2);
     r = 2m+1: prod_{j<m} (K + 2j - 1) / (K + 2m + 2j).
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     m, odd = divmod(r, 2)
     out = Fraction(1)
     for j in range(m):
@@ -76,8 +75,8 @@ def harmonic_energy(r: int, K: int) -> float:
     The product formula of :func:`harmonic_energy_exact` in float64 (every factor is in [0, 1),
     so the product loses no accuracy; the exact rationals get slow for r in the hundreds).
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     m, odd = divmod(r, 2)
     j = np.arange(m, dtype=np.float64)
     return float(np.prod((K + 2 * j - 1) / (K + 2 * m + 2 * j - (0 if odd else 2))))
@@ -91,8 +90,8 @@ def harmonic_energy_sum(r: int, K: int) -> Fraction:
     The Gamma ratio is 1 / prod_{i=1..j} (r + K/2 - 1 - i), a rational number for every K.
     Requires r >= 2 or K >= 2 (for r = 1, K = 1 the Gamma functions have a pole).
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     if K == 1 and r < 2:
         raise ValueError("harmonic_energy_sum needs K >= 2 when r < 2 (Gamma pole); use harmonic_energy")
     half_k = Fraction(K, 2)
@@ -137,8 +136,8 @@ def harmonic_dimension_direct(r: int, K: int) -> int:
     Independent of Lemma 14's binomial formula (which assumes the trace map is onto).
     Intended for small cases: the matrix has C(K+r-1, r) columns.
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     L, src = _laplacian_matrix(r, K)
     return len(src) - (L.rank() if r >= 2 else 0)
 
@@ -150,8 +149,8 @@ def harmonic_energy_direct(r: int, K: int) -> Fraction:
     G = N^T D N with D = diag(a!/r!), and returns b^T G^{-1} b with b = N^T D e for the monomial
     e = x_1^r (a unit tensor). Independent of both formulas of Lemma 14. Small cases only.
     """
-    r = _check_int(r, "r", 0)
-    K = _check_int(K, "K", 1)
+    r = check_int(r, "r", 0)
+    K = check_int(K, "K", 1)
     L, src = _laplacian_matrix(r, K)
     weights = sp.diag(*[sp.Rational(math.prod(math.factorial(ai) for ai in a), math.factorial(r)) for a in src])
     basis = sp.Matrix.hstack(*L.nullspace()) if r >= 2 else sp.eye(len(src))

@@ -24,6 +24,8 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, special, stats
 
+from ..checks import check_int
+
 __all__ = [
     "clipped_ramp",
     "normalized_hermite",
@@ -41,10 +43,7 @@ _PHI0 = 1.0 / math.sqrt(2.0 * math.pi)  # phi(0)
 _PHI1 = math.exp(-0.5) / math.sqrt(2.0 * math.pi)  # phi(1)
 
 
-def _check_order(value: int, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer >= {minimum}")
-    return int(value)
+
 
 
 def clipped_ramp(t: np.ndarray | float) -> np.ndarray:
@@ -58,7 +57,7 @@ def normalized_hermite(r_max: int, t: np.ndarray | float) -> np.ndarray:
     Uses h_{r+1} = (t h_r - sqrt(r) h_{r-1}) / sqrt(r + 1), which stays O(1) where He_r and r!
     separately overflow (r in the hundreds).
     """
-    r_max = _check_order(r_max, "r_max")
+    r_max = check_int(r_max, "r_max", 0)
     t = np.asarray(t, dtype=np.float64)
     out = np.empty((r_max + 1, *t.shape))
     out[0] = 1.0
@@ -104,12 +103,12 @@ def clipped_ramp_hermite_coefficients(r_max: int) -> np.ndarray:
     ghat_r = (phi(0) He_{r-2}(0) - phi(1) He_{r-2}(1)) / sqrt(r!)   (r >= 2),
     ghat_0 = E g(G),  ghat_1 = E g'(G) = P(0 < G < 1).
     """
-    return _coefficients(_check_order(r_max, "r_max")).copy()
+    return _coefficients(check_int(r_max, "r_max", 0)).copy()
 
 
 def clipped_ramp_hermite_quadrature(r: int) -> float:
     """ghat_r = int g h_r phi by adaptive quadrature on [0, 1] and [1, inf) (independent check)."""
-    r = _check_order(r, "r")
+    r = check_int(r, "r", 0)
 
     def h(t: float) -> float:
         return float(special.eval_hermitenorm(r, t)) / math.sqrt(math.factorial(r))
@@ -130,7 +129,7 @@ def _phi_sym(t) -> sp.Expr:
 
 def clipped_ramp_hermite_exact(r: int) -> sp.Expr:
     """SymPy's exact ghat_r = int_0^1 t h_r(t) phi(t) dt + int_1^oo h_r(t) phi(t) dt."""
-    r = _check_order(r, "r")
+    r = check_int(r, "r", 0)
     h = sp.Poly(sp.hermite_prob(r, _t), _t)
     # integrate monomial by monomial (cached), which is much faster than integrating the product
     expr = sum(
@@ -157,7 +156,7 @@ def _gaussian_moment(k: int, a, b) -> sp.Expr:
 
 def lemma13_closed_form_exact(r: int) -> sp.Expr:
     """Lemma 13 as an exact SymPy expression: (phi(0) He_{r-2}(0) - phi(1) He_{r-2}(1)) / sqrt(r!)."""
-    r = _check_order(r, "r", minimum=2)
+    r = check_int(r, "r", minimum=2)
     he0 = sp.hermite_prob(r - 2, 0)
     he1 = sp.hermite_prob(r - 2, 1)
     return (_phi_sym(0) * he0 - _phi_sym(1) * he1) / sp.sqrt(sp.factorial(r))
@@ -169,7 +168,7 @@ def lemma13_generating_function_check(m_max: int) -> bool:
     a_m = phi(0) He_m(0) - phi(1) He_m(1). The right-hand side is expanded as a power series to
     order ``m_max`` and its coefficients are compared with a_m / m! symbolically.
     """
-    m_max = _check_order(m_max, "m_max", minimum=1)
+    m_max = check_int(m_max, "m_max", minimum=1)
     rhs = sp.exp(-_t**2 / 2) * (_phi_sym(0) - _phi_sym(1) * sp.exp(_t))
     series = sp.series(rhs, _t, 0, m_max + 1).removeO()
     poly = sp.Poly(sp.expand(series), _t)
@@ -196,6 +195,6 @@ def hermite_tail(r0: int | np.ndarray) -> np.ndarray | float:
 
 def hermite_tail_direct(r0: int, r_stop: int) -> float:
     """sum_{r0 < r <= r_stop} ghat_r^2 summed term by term (a lower estimate of the tail)."""
-    r0 = _check_order(r0, "r0")
-    r_stop = _check_order(r_stop, "r_stop", minimum=r0)
+    r0 = check_int(r0, "r0", 0)
+    r_stop = check_int(r_stop, "r_stop", minimum=r0)
     return float(np.sum(_coefficients(r_stop)[r0 + 1 :] ** 2))

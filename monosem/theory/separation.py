@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..checks import check_int, check_positive
 from ..data import ClusteredSingleIndexModel, noiseless_routing_mixture
 from ..device import torch_generator
 from .hermite import clipped_ramp_moments
@@ -42,23 +43,9 @@ __all__ = [
 THEOREM2_CONSTANT = 48.0 * math.sqrt(2.0)
 
 
-def _check_K(K: int) -> int:
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K={K!r} must be an integer >= 1")
-    return int(K)
-
-
-def _check_positive(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name}={value!r} must be a positive number")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}={value!r} must be a positive finite number")
-    return float(value)
-
-
 def frobenius_budget(K: int, R: float = 1.0) -> float:
     """B_R = K (1 + sqrt(1 + R^-2)) of Lemma 10; B_1 = K (1 + sqrt 2) <= 3K."""
-    return _check_K(K) * (1.0 + math.sqrt(1.0 + _check_positive(R, "R") ** -2))
+    return check_int(K, "K") * (1.0 + math.sqrt(1.0 + check_positive(R, "R") ** -2))
 
 
 @dataclass(frozen=True)
@@ -110,7 +97,7 @@ def exact_specialized_mlp(K: int, R: float = 1.0) -> ExactSpecializedMLP:
     Hidden weights v_c and v_c - mu_c / R^2 with output weights +1 and -1, for the means and
     directions of ``noiseless_routing_mixture(K, R)``.
     """
-    model = noiseless_routing_mixture(_check_K(K), _check_positive(R, "R"))
+    model = noiseless_routing_mixture(check_int(K, "K"), check_positive(R, "R"))
     W = torch.stack([model.directions, model.directions - model.means / R**2], dim=1).reshape(2 * K, model.d)
     a = torch.tensor([1.0, -1.0], dtype=torch.float64).repeat(K)
     return ExactSpecializedMLP(K=K, R=float(R), W=W, a=a)
@@ -120,7 +107,7 @@ def exact_specialized_mlp(K: int, R: float = 1.0) -> ExactSpecializedMLP:
 def rademacher_bound(x: torch.Tensor, B: float = 1.0) -> float:
     """Lemma 11: hat R_n(F_B) <= (2B/n) (sum_i ||x_i||^2)^{1/2} for a fixed sample x."""
     x = _check_sample(x)
-    return 2.0 * _check_positive(B, "B") / x.shape[0] * float(x.to(torch.float64).pow(2).sum().sqrt())
+    return 2.0 * check_positive(B, "B") / x.shape[0] * float(x.to(torch.float64).pow(2).sum().sqrt())
 
 
 def _check_sample(x: torch.Tensor) -> torch.Tensor:
@@ -182,9 +169,9 @@ def mlp_risk_upper_bound(n: float | np.ndarray, K: int, *, B: float | None = Non
     ``B`` defaults to Theorem 2's budget 3K; with R = 1 the bound is
     48 K sqrt((K+1)/n) <= 48 sqrt(2) K^{3/2} / sqrt(n).
     """
-    K = _check_K(K)
-    R = _check_positive(R, "R")
-    B = 3.0 * K if B is None else _check_positive(B, "B")
+    K = check_int(K, "K")
+    R = check_positive(R, "R")
+    B = 3.0 * K if B is None else check_positive(B, "B")
     if B < frobenius_budget(K, R) * (1 - 1e-12):
         raise ValueError(f"B={B} must be at least B_R = {frobenius_budget(K, R):.6g} for the bound to hold")
     n_arr = np.asarray(n, dtype=np.float64)
@@ -201,8 +188,8 @@ def ground_truth_agop(K: int, R: float = 1.0) -> torch.Tensor:
     ``(2K, 2K)`` float64 tensor; P_V projects onto the predictive block (the last K coordinates).
     It does not depend on R (the routing block carries no gradient).
     """
-    K = _check_K(K)
-    _check_positive(R, "R")
+    K = check_int(K, "K")
+    check_positive(R, "R")
     alpha = clipped_ramp_moments()["alpha"]
     M = torch.zeros(2 * K, 2 * K, dtype=torch.float64)
     M[K:, K:] = torch.eye(K, dtype=torch.float64) * alpha / K
@@ -226,7 +213,7 @@ def empirical_agop(K: int, n: int, seed: int, R: float = 1.0) -> torch.Tensor:
     Gradients by autograd of f*(x) = g(<x, v_{c(x)}>) with a locally constant cluster label. It is
     an unbiased estimate of :func:`ground_truth_agop`, with error O(n^{-1/2}).
     """
-    model = noiseless_routing_mixture(_check_K(K), _check_positive(R, "R"))
+    model = noiseless_routing_mixture(check_int(K, "K"), check_positive(R, "R"))
     x, _, _ = model.sample(int(n), seed, dtype=torch.float64, device="cpu")
     x = x.requires_grad_(True)
     (grad,) = torch.autograd.grad(_f_star_locally_constant_cluster(model, x).sum(), x)
@@ -235,7 +222,7 @@ def empirical_agop(K: int, n: int, seed: int, R: float = 1.0) -> torch.Tensor:
 
 def agop_bayes_lower_bound(K: int) -> float:
     """Lemma 12: every h(sqrt(M) x) has risk >= (1 - 1/K) Var g(G)."""
-    return (1.0 - 1.0 / _check_K(K)) * clipped_ramp_moments()["variance"]
+    return (1.0 - 1.0 / check_int(K, "K")) * clipped_ramp_moments()["variance"]
 
 
 def agop_bayes_risk_mc(K: int, n: int, seed: int) -> tuple[float, float]:
@@ -243,7 +230,7 @@ def agop_bayes_risk_mc(K: int, n: int, seed: int) -> tuple[float, float]:
 
     Returns (mean, standard error); Lemma 12 says the mean equals (1 - 1/K) Var g(G).
     """
-    model = noiseless_routing_mixture(_check_K(K))
+    model = noiseless_routing_mixture(check_int(K, "K"))
     x, y, _ = model.sample(int(n), seed, dtype=torch.float64, device="cpu")
     S = x[:, K:]  # the predictive coordinates: all that sqrt(M) x = sqrt(alpha/K) P_V x keeps
     best = torch.clamp(S, 0.0, 1.0).mean(dim=1)

@@ -7,7 +7,6 @@ ReLU learning rate is chosen per seed by validation MSE only, as in Appendix A.1
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -41,7 +41,7 @@ from typing import Callable, Sequence
 import torch
 from tqdm import tqdm
 
-from ..device import get_device, torch_generator
+from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
 
 __all__ = [
