@@ -16,11 +16,12 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from ..atomic import atomic_write_json
 
 __all__ = ["CACHE_VERSION", "Job", "ResultCache", "default_cache_dir", "atomic_write_json"]
 
@@ -93,23 +94,6 @@ class Job:
 
     def label(self) -> str:
         return f"{self.method} K={self.K} n={self.n} run={self.run}"
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, sort_keys=True, allow_nan=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _versions() -> dict[str, str]:

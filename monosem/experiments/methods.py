@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..atomic import atomic_torch_save
 from ..data import mixed_link_model
 from ..device import get_device
 from ..gating import MLPGatedRegressor
@@ -116,19 +117,6 @@ def _model_path(cache: ResultCache | None, job: Job) -> Path | None:
     return None if cache is None else cache.root / "models" / f"{job.key()}.pt"
 
 
-def _save_mlp(path: Path, mlp: MLP) -> None:
-    """Atomic save of a trained network's tensors (read back with weights_only=True)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save({name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     """The trained network of an ``mlp-*`` job from the cache (no pickle: weights_only=True)."""
     p = job.param_dict
@@ -177,7 +165,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
         path = _model_path(cache, job)
         if path is not None:
-            _save_mlp(path, mlp)
+            atomic_torch_save({name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, path)
         out.append(_robust(pred, yte) | {
             "train_mse": float(result.best_value[i]),
             "best_step": int(result.best_step[i]),

@@ -41,6 +41,7 @@ from typing import Callable, Sequence
 import torch
 from tqdm import tqdm
 
+from ..atomic import atomic_torch_save
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
 
@@ -334,15 +335,6 @@ def _take(x: torch.Tensor, idx: torch.Tensor, per_model: bool) -> torch.Tensor:
     return x[idx]
 
 
-def _atomic_save(obj: dict, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        torch.save(obj, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int], order_seeds: Sequence[int], stack: MLPStack, sizes: Sequence[int]) -> dict:
     return {
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
@@ -447,7 +439,7 @@ def train(
 
     def save() -> None:
         if path is not None:
-            _atomic_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **state}, path)
+            atomic_torch_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **state}, path)
 
     b1, b2 = config.betas
     t0 = time.perf_counter()

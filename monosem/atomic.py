@@ -1,0 +1,48 @@
+"""Atomic file writes: a file is either absent or complete, never half-written.
+
+Results (JSON), trained networks and training checkpoints (torch tensors) are all written
+through :func:`atomic_write`: a temporary file in the same folder, flushed to disk, then renamed
+over the target. An interrupted session therefore never leaves a truncated file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+import torch
+
+__all__ = ["atomic_write", "atomic_write_json", "atomic_torch_save"]
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on a clean exit it replaces ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically."""
+    with atomic_write(path) as fh:
+        json.dump(obj, fh, indent=1, sort_keys=True, allow_nan=True)
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` to ``path`` atomically (read back with ``torch.load(..., weights_only=True)``)."""
+    with atomic_write(path, "wb") as fh:
+        torch.save(obj, fh)
