@@ -171,6 +171,10 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         P = profiles(contributions(self.mlp, X, self.active_))
         return P, self.kmeans_.predict(P.cpu().numpy())
 
+    def assign(self, X) -> np.ndarray:
+        """The gate of every row of ``X``: its contribution profile's nearest training centroid."""
+        return self.gate_features(torch.as_tensor(X).to(torch.float64).to(self.mlp.W.device))[1]
+
     def fit(self, X, y) -> "MLPGatedRegressor":
         """Learn the gates from the MLP on the training inputs ``X`` and fit one local model per gate."""
         self._check()
@@ -201,13 +205,14 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def predict(self, X, iteration: int | None = None) -> np.ndarray:
+    def predict(self, X, iteration: int | None = None, gates: np.ndarray | None = None) -> np.ndarray:
         """Route every row of ``X`` by its contribution profile and predict with its gate's model.
 
-        ``iteration`` picks an RFM iteration (0-3) of the local RFMs (default: the last).
+        ``iteration`` picks an RFM iteration (0-3) of the local RFMs (default: the last);
+        ``gates`` are the rows' gates when already known (:meth:`assign`).
         """
         X = torch.as_tensor(X).to(torch.float64)
-        _, gates = self.gate_features(X.to(self.mlp.W.device))
+        gates = self.assign(X) if gates is None else np.asarray(gates)
         out = np.zeros(X.shape[0])
         Xc = X.cpu()
         for c in range(self.n_gates):
@@ -221,7 +226,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
             out[idx] = est.predict(Z, iteration=iteration) if self.local == "rfm" else est.predict(Z)
         return out
 
-    def gate_purity(self, X, clusters) -> float:
+    def gate_purity(self, X, clusters, gates: np.ndarray | None = None) -> float:
         """Adjusted Rand index between the learned gates of ``X`` and the true clusters."""
-        _, gates = self.gate_features(torch.as_tensor(X).to(torch.float64).to(self.mlp.W.device))
+        gates = self.assign(X) if gates is None else np.asarray(gates)
         return float(adjusted_rand_score(np.asarray(torch.as_tensor(clusters).cpu()), gates))
