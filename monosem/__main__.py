@@ -84,13 +84,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         from .experiments.figures import run_figure
 
-        executor = args.executor or ("inprocess" if args.jobs == 1 else "process")
         slurm = {"timeout_min": args.slurm_timeout_min}
         if args.slurm_partition:
             slurm["slurm_partition"] = args.slurm_partition
         if args.slurm_gpus is not None:
             slurm["gpus_per_node"] = args.slurm_gpus
-        run_figure(args.figure, args.profile, cache=cache, executor=executor, n_jobs=args.jobs, slurm=slurm,
+        run_figure(args.figure, args.profile, cache=cache, executor=args.executor, n_jobs=args.jobs, slurm=slurm,
                    Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
         print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")
         return 0
@@ -98,7 +97,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .experiments.figures import plot_figure
 
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
-        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)  # every cached n
+        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
         fig.savefig(out, bbox_inches="tight")
         print(f"wrote {out}")
         return 0

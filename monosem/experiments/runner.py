@@ -19,7 +19,7 @@ from ..checks import check_int
 
 from .cache import Job, ResultCache
 
-__all__ = ["EXECUTORS", "run_jobs", "compute_and_store", "singletons"]
+__all__ = ["EXECUTORS", "run_jobs", "compute_and_store"]
 
 EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
 
@@ -30,24 +30,28 @@ Compute = Callable[[Any], Any]
 Plan = Callable[[list[Job]], list[list[Job]]]
 
 
-def singletons(jobs: list[Job]) -> list[list[Job]]:
-    """The default plan: every job on its own."""
-    return [[job] for job in jobs]
+class _OneAtATime:
+    """A batch-taking compute made from a one-job compute (picklable when ``compute`` is)."""
+
+    def __init__(self, compute: Compute) -> None:
+        self.compute = compute
+
+    def __call__(self, jobs: list[Job], cache: ResultCache) -> list[dict[str, Any]]:
+        return [self.compute(job, cache=cache) for job in jobs]
 
 
-def compute_and_store(batch: Job | list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:
-    """Compute one job (or one batch of jobs) and write each result file as it is known.
+def compute_and_store(jobs: list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:
+    """Compute one batch of jobs (``compute(jobs, cache=...)``) and write each job's result file.
 
     A module-level function, so it pickles for the process pool and SLURM.
     """
     from ..device import get_device
 
     cache = ResultCache(cache_root)
-    jobs = [batch] if isinstance(batch, Job) else list(batch)
     todo = [job for job in jobs if not cache.has(job)]
     if todo:
         t0 = time.perf_counter()
-        metrics = [compute(todo[0], cache=cache)] if isinstance(batch, Job) else compute(todo, cache=cache)
+        metrics = compute(todo, cache=cache)
         seconds = (time.perf_counter() - t0) / len(todo)  # a batch's wall time, shared out
         for job, m in zip(todo, metrics, strict=True):
             cache.save(job, m, seconds, device=str(get_device()))
@@ -86,7 +90,10 @@ def run_jobs(
     # an explicit `disable` overrides tqdm's own TQDM_DISABLE handling, so honour it here too
     quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
     bar = tqdm(total=len(unique), initial=len(done), desc=desc, unit="job", disable=quiet)
-    units: list = list(missing) if plan is None else plan(list(missing))
+    if plan is None:
+        units, compute = [[job] for job in missing], _OneAtATime(compute)
+    else:
+        units = plan(list(missing))
     try:
         if executor == "inprocess" or (executor == "process" and n_jobs == 1):
             for unit in units:
@@ -112,15 +119,14 @@ def _worker_init(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _label(unit) -> str:
-    return unit.label() if isinstance(unit, Job) else f"{len(unit)} x {unit[0].label()}"
+def _label(unit: list[Job]) -> str:
+    return unit[0].label() if len(unit) == 1 else f"{len(unit)} x {unit[0].label()}"
 
 
-def _collect(records: dict, unit, results: list[dict[str, Any]], bar) -> None:
-    jobs = [unit] if isinstance(unit, Job) else unit
-    for job, rec in zip(jobs, results, strict=True):
+def _collect(records: dict, unit: list[Job], results: list[dict[str, Any]], bar) -> None:
+    for job, rec in zip(unit, results, strict=True):
         records[job] = rec
-    bar.update(len(jobs))
+    bar.update(len(unit))
 
 
 def _run_submitit(units, compute, cache, executor, params, bar, records) -> None:

@@ -93,36 +93,26 @@ def sweep(
     fig = _check_figure(figure)
     P = get_profile(profile)
     sizes = getattr(P, fig.sizes)
-    grid_K = tuple(sizes.Ks)
-    if Ks is not None:
-        bad = [K for K in Ks if K not in grid_K]
-        if bad:
-            raise ValueError(f"K={bad} not in the {figure} grid of profile {P.name!r}: {list(grid_K)}")
-        grid_K = tuple(Ks)
-    meths = fig.methods
-    if methods is not None:
-        bad = [m for m in methods if m not in fig.methods]
-        if bad:
-            raise ValueError(f"methods {bad} are not part of {figure}; use some of {list(fig.methods)}")
-        meths = tuple(methods)
-    all_runs = tuple(range(sizes.runs))
-    if runs is not None:
-        bad = [r for r in runs if r not in all_runs]
-        if bad:
-            raise ValueError(f"runs {bad} not in {list(all_runs)} for profile {P.name!r}")
-        all_runs = tuple(runs)
-    grid_n = tuple(sizes.ns)
-    if ns is not None:
-        bad = [n for n in ns if n not in grid_n]
-        if bad:
-            raise ValueError(f"n={bad} not in the {figure} grid of profile {P.name!r}: {list(grid_n)}")
-        grid_n = tuple(ns)
-    jobs = []
-    for K in grid_K:
-        for n in grid_n:
-            for r in all_runs:
-                for method in meths:
-                    params = method_params(method, P)
-                    params["n_test"] = sizes.n_test
-                    jobs.append(Job.make(method, K, n, r, P.name, **params))
-    return jobs
+    where = f"the {figure} grid of profile {P.name!r}"
+    grid_K = _restrict(Ks, sizes.Ks, lambda bad: f"K={bad} not in {where}: {list(sizes.Ks)}")
+    meths = _restrict(methods, fig.methods, lambda bad: f"methods {bad} are not part of {figure}; use some of {list(fig.methods)}")
+    all_runs = _restrict(runs, range(sizes.runs), lambda bad: f"runs {bad} not in {list(range(sizes.runs))} for profile {P.name!r}")
+    grid_n = _restrict(ns, sizes.ns, lambda bad: f"n={bad} not in {where}: {list(sizes.ns)}")
+    params = {method: method_params(method, P) | {"n_test": sizes.n_test} for method in meths}
+    return [
+        Job.make(method, K, n, r, P.name, **params[method])
+        for K in grid_K
+        for n in grid_n
+        for r in all_runs
+        for method in meths
+    ]
+
+
+def _restrict(requested: Sequence | None, grid: Sequence, message) -> tuple:
+    """``requested`` (all of ``grid`` when ``None``) after checking that it lies in ``grid``."""
+    if requested is None:
+        return tuple(grid)
+    bad = [v for v in requested if v not in grid]
+    if bad:
+        raise ValueError(message(bad))
+    return tuple(requested)
