@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ..checks import check_int, check_positive
-from ..data import ClusteredSingleIndexModel, noiseless_routing_mixture
+from ..data import noiseless_routing_mixture
 from ..device import torch_generator
 from .hermite import clipped_ramp_moments
 
@@ -196,28 +196,16 @@ def ground_truth_agop(K: int, R: float = 1.0) -> torch.Tensor:
     return M
 
 
-def _f_star_locally_constant_cluster(model: ClusteredSingleIndexModel, x: torch.Tensor) -> torch.Tensor:
-    """f*(x) = g(<x, v_{c(x)}>) with c(x) the nearest routing mean, a locally constant label.
-
-    This is the extension of f* off its support that Lemma 12's proof differentiates
-    (grad f* = g'(<x, v_c>) v_c almost everywhere).
-    """
-    c = torch.cdist(x.detach(), model.means.to(x)).argmin(dim=1)
-    t = (x * model.directions.to(x)[c]).sum(dim=1)
-    return torch.clamp(t, 0.0, 1.0)
-
-
 def empirical_agop(K: int, n: int, seed: int, R: float = 1.0) -> torch.Tensor:
     """(1/n) sum_i grad f*(x_i) grad f*(x_i)^T on n samples of ``noiseless_routing_mixture(K, R)``.
 
-    Gradients by autograd of f*(x) = g(<x, v_{c(x)}>) with a locally constant cluster label. It is
-    an unbiased estimate of :func:`ground_truth_agop`, with error O(n^{-1/2}).
+    The gradient of g(<x, v_c>) inside each point's cluster (the cluster is locally constant:
+    grad f* = g'(<x, v_c>) v_c almost everywhere, what Lemma 12's proof differentiates); see
+    :meth:`~monosem.data.ClusteredSingleIndexModel.population_agop`. An unbiased estimate of
+    :func:`ground_truth_agop`, with error O(n^{-1/2}).
     """
     model = noiseless_routing_mixture(check_int(K, "K"), check_positive(R, "R"))
-    x, _, _ = model.sample(int(n), seed, dtype=torch.float64, device="cpu")
-    x = x.requires_grad_(True)
-    (grad,) = torch.autograd.grad(_f_star_locally_constant_cluster(model, x).sum(), x)
-    return grad.T @ grad / x.shape[0]
+    return model.population_agop(check_int(n, "n"), seed)
 
 
 def agop_bayes_lower_bound(K: int) -> float:
