@@ -39,7 +39,6 @@ __all__ = [
     "symmetric_mixture",
     "noiseless_routing_mixture",
     "farthest_point_directions",
-    "balanced_labels",
     "TRAIN_SEED_BASE",
     "TEST_SEED_BASE",
     "LINK_SEED_BASE",
@@ -344,14 +343,6 @@ class ClusteredSingleIndexModel:
 
 
 # ----------------------------------------------------------------------------------- helpers
-def balanced_labels(n: int, K: int, seed: int) -> torch.Tensor:
-    """``n`` cluster labels in 0..K-1 whose counts differ by at most one in every prefix."""
-    n, K = check_int(n, "n"), check_int(K, "K")
-    gen = torch_generator(seed)
-    blocks = math.ceil(n / K)
-    return torch.rand(blocks, K, generator=gen, dtype=torch.float64).argsort(dim=1).reshape(-1)[:n]
-
-
 def farthest_point_directions(K: int, dim: int, n_candidates: int, seed: int) -> torch.Tensor:
     """K unit vectors chosen by the farthest-point rule of Appendix A.2.
 
