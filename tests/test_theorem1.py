@@ -140,6 +140,39 @@ def test_teacher_only_flow_reaches_the_predicted_maximizer():
     assert np.allclose(dist, math.sqrt(2 - 2 * math.sqrt(1 - t**2 / R**2)), atol=1e-5)
 
 
+@pytest.mark.parametrize("coeffs", [None, {3: 1.0, 2: 0.4, 4: -0.3}])
+def test_teacher_flow_jacobian_is_exact(coeffs):
+    """The closed-form Jacobian BDF uses equals central finite differences of the right-hand side."""
+    from monosem.theory.correlation import check_hermite_coeffs
+    from monosem.theory.flows import _teacher_jacobian_blocks, _teacher_rhs
+
+    K, R, m = 3, 5.0, 4
+    c = check_hermite_coeffs(coeffs)
+    w = random_directions(m, K, seed=7)
+    state = np.concatenate([np.array([-1.3, 0.2, 0.9, 2.5]), w.ravel()])
+    rhs = _teacher_rhs(K, R, c, m)
+    blocks = _teacher_jacobian_blocks(state, K, R, c, m)
+    d, h = 2 * K, 1e-6
+    for j in range(m):
+        idx = np.concatenate([[j], m + j * d + np.arange(d)])
+        for col, i in enumerate(idx):
+            e = np.zeros_like(state)
+            e[i] = h
+            fd = (rhs(0.0, state + e) - rhs(0.0, state - e))[idx] / (2 * h)
+            assert np.allclose(blocks[j, :, col], fd, rtol=1e-6, atol=1e-8)
+    # saturated amplitudes (tanh u == 1 in floating point) give a finite Jacobian
+    state[:m] = [40.0, -800.0, 1e4, 0.0]
+    assert np.all(np.isfinite(_teacher_jacobian_blocks(state, K, R, c, m)))
+
+
+def test_teacher_only_flow_survives_the_paper_profile_horizon():
+    """Regression: with SciPy's finite-difference Jacobian this paper-profile run (K = 3, R = 32,
+    m = 256, t_max = 5e4, the seed of page 07) failed with 'Factor is exactly singular'."""
+    flow = teacher_only_flow(random_directions(256, 3, seed=300), 3, 32.0, 5e4, t_eval=[0.0, 5e4])
+    assert np.abs(np.linalg.norm(flow.omega, axis=-1) - 1).max() < 1e-6
+    assert np.all(flow.zeta * flow.u[-1] > 0)
+
+
 def test_nearest_direction():
     K = 3
     om = np.zeros((2, 2 * K))

@@ -125,6 +125,42 @@ def _terms(b, rho, coeffs: dict[int, float], xp=torch):
     return val, d_b, d_rho
 
 
+def _second_derivatives(b, rho, coeffs: dict[int, float], xp=np):
+    """Per-cluster d2/db2, d2/db drho and d2/drho2 of the terms of :func:`_terms`.
+
+    Closed form from d/db [He_n(b) phi(b)] = -He_{n+1}(b) phi(b), used by the analytic Jacobian
+    of the teacher-only flow (a finite-difference Jacobian breaks down where phi(b) underflows).
+    """
+    dens = xp.exp(-0.5 * b * b) / _SQRT_2PI
+    d_bb = b * 0.0
+    d_brho = b * 0.0
+    d_rhorho = b * 0.0
+    for k, a in coeffs.items():
+        c = a / math.sqrt(math.factorial(k))
+        sign = -1.0 if k % 2 else 1.0
+        g = sign * _he(k - 2, b) * dens
+        g_prime = -sign * _he(k - 1, b) * dens
+        d_bb = d_bb + c * rho**k * sign * _he(k, b) * dens
+        d_brho = d_brho + c * k * rho ** (k - 1) * g_prime
+        d_rhorho = d_rhorho + c * k * (k - 1) * rho ** (k - 2) * g
+    return d_bb, d_brho, d_rhorho
+
+
+def _euclidean_hessian_blocks(t, K: int, R: float, coeffs: dict[int, float]):
+    """Hessian of Phi in R^{2K} (NumPy, batched over rows of ``t``): Phi is a sum over clusters of a
+    function of (b_c, rho_c) = (R t_c, t_{K+c}), so only the entries (c, c), (c, K+c), (K+c, K+c)
+    are non-zero. Returns the full ``(..., 2K, 2K)`` array."""
+    b, rho = R * t[..., :K], t[..., K:]
+    d_bb, d_brho, d_rhorho = _second_derivatives(b, rho, coeffs, np)
+    hess = np.zeros(t.shape + (2 * K,))
+    idx = np.arange(K)
+    hess[..., idx, idx] = R * R * d_bb / K
+    hess[..., idx, K + idx] = R * d_brho / K
+    hess[..., K + idx, idx] = R * d_brho / K
+    hess[..., K + idx, K + idx] = d_rhorho / K
+    return hess
+
+
 def _phi_and_grad(t, K: int, R: float, coeffs: dict[int, float], xp=torch):
     """Phi (Lemma 3 formula) and its gradient in R^{2K}; ``t`` unchecked, ``xp`` torch or numpy."""
     b, rho = R * t[..., :K], t[..., K:]
