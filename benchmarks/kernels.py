@@ -59,13 +59,13 @@ def main() -> None:
     Z = X[: min(n_max, 4_000)] - X.mean(0)
     for dt in (torch.float32, torch.float64):
         Zd = Z.to(dt)
-        _, s = timed(lambda: sum(float(Kb[0, 0]) for _, Kb in kernel_blocks(Zd, Zd, 4.0)), dev)
+        _, s = timed(lambda Zd=Zd: sum(float(Kb[0, 0]) for _, Kb in kernel_blocks(Zd, Zd, 4.0)), dev)
         print(f"kernel evaluation {str(dt)[6:]:8s}: {Zd.shape[0] ** 2 / s / 1e6:8.1f} M entries/s")
 
     # exact solves against n
     exact_times = {}
     for n in sorted(args.sizes):
-        est, s = timed(lambda: LaplaceKernelRegressor(solver="exact", device=dev).fit(X[:n], y[:n]), dev)
+        est, s = timed(lambda n=n: LaplaceKernelRegressor(solver="exact", device=dev).fit(X[:n], y[:n]), dev)
         exact_times[n] = s
         mse = float(((est.predict_tensor(Xt) - yt.to(torch.float64)) ** 2).mean())
         print(f"exact  n={n:6d}: {s:7.2f} s   test MSE {mse:.4g}")
@@ -75,7 +75,7 @@ def main() -> None:
     for n in iterative_sizes:
         times = {}
         for solver in ("cg", "eigenpro"):
-            est, s = timed(lambda: LaplaceKernelRegressor(solver=solver, eigenpro=cfg, device=dev).fit(X[:n], y[:n]), dev)
+            est, s = timed(lambda n=n, solver=solver: LaplaceKernelRegressor(solver=solver, eigenpro=cfg, device=dev).fit(X[:n], y[:n]), dev)
             times[solver] = s
             info = est.solve_info_
             mse = float(((est.predict_tensor(Xt).double() - yt.double()) ** 2).mean())

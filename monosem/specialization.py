@@ -193,6 +193,14 @@ def format_table(rows: list[SpecializationRow], *, paper: dict | None = PAPER_FI
     return "\n".join(lines)
 
 
+def _mean_spread(values, unit: str) -> str:
+    """"mean±half-range" of per-seed values: percentages (unit "%", values in [0, 1]) or counts
+    (unit "/width")."""
+    v = np.asarray(values, dtype=float) * (100 if unit == "%" else 1)
+    mid, half = v.mean(), (v.max() - v.min()) / 2
+    return f"{mid:.1f}±{half:.1f}%" if unit == "%" else f"{mid:.0f}±{half:.0f}{unit}"
+
+
 def format_seed_table(per_seed: list[list[SpecializationRow]], *, paper: dict | None = PAPER_FIGURE1, extra: dict[str, str] | None = None) -> str:
     """The Figure 1 table over several seeds: for every branch the mean and, after ``±``, half
     the range (max - min) / 2 across seeds; percentages to one decimal, the paper's numbers beside.
@@ -210,14 +218,9 @@ def format_seed_table(per_seed: list[list[SpecializationRow]], *, paper: dict | 
         if any(r.branch != name for r in rows):
             raise ValueError("every seed's table must list the same branches in the same order")
 
-        def cell(vals, pct):
-            v = np.asarray(vals, dtype=float) * (100 if pct else 1)
-            mid, half = v.mean(), (v.max() - v.min()) / 2
-            return f"{mid:.1f}±{half:.1f}%" if pct else f"{mid:.0f}±{half:.0f}/{rows[0].width}"
-
-        s = f"{name:<14}{cell([r.n_active for r in rows], False):>14}"
+        s = f"{name:<14}{_mean_spread([r.n_active for r in rows], f'/{rows[0].width}'):>14}"
         for attr in ("frac_A071", "frac_A090", "frac_D1", "frac_D2"):
-            s += f"{cell([getattr(r, attr) for r in rows], True):>14}"
+            s += f"{_mean_spread([getattr(r, attr) for r in rows], '%'):>14}"
         if paper is not None:
             p = paper.get(name)
             s += f"  | {'':6}{p[0]:>6}{p[1]:>7.1f}%{p[2]:>7.1f}%" if p else "  |"

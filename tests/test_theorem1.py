@@ -165,6 +165,7 @@ def test_teacher_flow_jacobian_is_exact(coeffs):
     assert np.all(np.isfinite(_teacher_jacobian_blocks(state, K, R, c, m)))
 
 
+@pytest.mark.slow
 def test_teacher_only_flow_survives_the_paper_profile_horizon():
     """Regression: with SciPy's finite-difference Jacobian this paper-profile run (K = 3, R = 32,
     m = 256, t_max = 5e4, the seed of page 07) failed with 'Factor is exactly singular'."""

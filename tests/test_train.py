@@ -1,6 +1,5 @@
 """The training loop: schedule, stopping rules, Adam, resume, batched = sequential."""
 
-import math
 
 import pytest
 import torch

@@ -71,20 +71,19 @@ def solve_exact(
         K.diagonal().add_(lam)
         _, info = torch.linalg.cholesky_ex(K, out=(K, torch.empty((), dtype=torch.int32, device=K.device)))
         if int(info) == 0:
-            break
+            alpha = torch.cholesky_solve(y.to(torch.float64).reshape(n, 1), K)[:, 0]
+            # (K + lam I) alpha = y, so K alpha - y = -lam alpha: the training MSE costs nothing
+            train_mse = float((lam * alpha).square().mean())
+            return alpha, SolveInfo("exact", n, iterations=1, train_mse=train_mse, ridge=lam, seconds=time.perf_counter() - t0)
         del K
-        if step == max_jitter_steps:
-            raise RuntimeError(
-                f"the kernel matrix (n={n}) is not numerically positive definite even with ridge {lam:.3g}; "
-                "remove duplicated training points or raise `ridge`"
-            )
-        new_lam = 1e-10 if lam == 0.0 else 10.0 * lam
-        warnings.warn(f"Cholesky failed with ridge {lam:.3g}; retrying with {new_lam:.3g}", RuntimeWarning, stacklevel=2)
-        lam = new_lam
-    alpha = torch.cholesky_solve(y.to(torch.float64).reshape(n, 1), K)[:, 0]
-    # (K + lam I) alpha = y, so K alpha - y = -lam alpha: the training MSE costs nothing
-    train_mse = float((lam * alpha).square().mean())
-    return alpha, SolveInfo("exact", n, iterations=1, train_mse=train_mse, ridge=lam, seconds=time.perf_counter() - t0)
+        if step < max_jitter_steps:
+            new_lam = 1e-10 if lam == 0.0 else 10.0 * lam
+            warnings.warn(f"Cholesky failed with ridge {lam:.3g}; retrying with {new_lam:.3g}", RuntimeWarning, stacklevel=2)
+            lam = new_lam
+    raise RuntimeError(
+        f"the kernel matrix (n={n}) is not numerically positive definite even with ridge {lam:.3g}; "
+        "remove duplicated training points or raise `ridge`"
+    )
 
 
 def solve_cg(

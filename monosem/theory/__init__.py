@@ -10,4 +10,4 @@ from .theorem1 import __all__ as _all1
 from .theorem2 import *  # noqa: F401,F403
 from .theorem2 import __all__ as _all2
 
-__all__ = [*_all1, *_all2]
+__all__ = [*_all1, *_all2]  # noqa: PLE0604 (both parts are lists of names)
