@@ -24,6 +24,8 @@ export MONOSEM_CACHE ?= $(CURDIR)/results/cache
 book: venv sync execute html
 
 test: venv sync
+	@echo "== lint (ruff: pyflakes, bugbear, pylint errors)"
+	$(BIN)/ruff check monosem tests benchmarks
 	@echo "== unit tests"
 	$(BIN)/python -m pytest -p no:cacheprovider tests
 	@echo "== notebook regression tests (nbval, smoke profile)"
