@@ -7,7 +7,17 @@ import pytest
 import torch
 
 from monosem import data
-from monosem.kernels import EigenProConfig, LaplaceKernelRegressor, PerClusterOracle, RFMRegressor, agop
+from monosem.kernels import (
+    EigenProConfig,
+    LaplaceKernelRegressor,
+    PerClusterOracle,
+    RFMRegressor,
+    agop,
+    effective_rank,
+    normalized_spectrum,
+    subspace_capture,
+    trace_share,
+)
 from monosem.kernels.agop import laplace_gradients, normalize_metric
 from monosem.kernels.bandwidth import cluster_median_distance, median_distance
 from monosem.kernels.laplace import KernelOperator, kernel_matvec, laplace_kernel, metric_sqrt
@@ -263,3 +273,40 @@ def test_predict_checks_the_number_of_features(single_index):
         model.predict(X[:5, :10])
     with pytest.raises(ValueError, match="iteration"):
         RFMRegressor(iterations=1).fit(X[:100], y[:100]).predict(X[:5], iteration=2)
+
+
+# ------------------------------------------------------------------ learned-metric summaries
+def test_metric_summaries_on_exact_cases():
+    d = 6
+    v = np.zeros(d)
+    v[4] = 1.0
+    rank_one = np.outer(v, v)
+    assert effective_rank(rank_one) == pytest.approx(1.0)
+    assert effective_rank(np.eye(d)) == pytest.approx(d)
+    assert effective_rank(np.diag([1.0, 1.0, 0, 0, 0, 0])) == pytest.approx(2.0)
+    np.testing.assert_allclose(normalized_spectrum(np.diag([2.0, 4.0, 1.0, 0, 0, 0])), [1, 0.5, 0.25, 0, 0, 0])
+    assert trace_share(rank_one, (3, 6)) == pytest.approx(1.0)
+    assert trace_share(np.eye(d), (0, 2)) == pytest.approx(1 / 3)
+    assert subspace_capture(rank_one, v[None]) == pytest.approx(1.0)
+    # top eigenvector at 60 degrees from v: cos^2 = 1/4
+    u = np.zeros(d)
+    u[4], u[0] = 0.5, np.sqrt(3) / 2
+    assert subspace_capture(np.outer(u, u), v[None]) == pytest.approx(0.25)
+    # many directions in a 2-d span: the basis is rank-revealing (k = 2), rotation-invariant
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    M = Q @ np.diag([5.0, 3.0, 1e-3, 1e-3, 0, 0]) @ Q.T
+    V = rng.normal(size=(7, 2)) @ Q[:, :2].T
+    assert subspace_capture(M, V) == pytest.approx(1.0)
+    assert subspace_capture(M, torch.as_tensor(Q[:, 2:4].T)) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_metric_summaries_reject_bad_input():
+    with pytest.raises(ValueError, match="square"):
+        effective_rank(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="symmetric"):
+        effective_rank(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="block"):
+        trace_share(np.eye(3), (2, 5))
+    with pytest.raises(ValueError, match="directions"):
+        subspace_capture(np.eye(3), np.ones((2, 4)))

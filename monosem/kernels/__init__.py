@@ -8,8 +8,19 @@ torch); it never imports training, models, gating, theory or experiments.
 
 from .agop import agop
 from .eigenpro import EigenProConfig
+from .metric_summary import effective_rank, normalized_spectrum, subspace_capture, trace_share
 from .oracle import PerClusterOracle
 from .regressor import LaplaceKernelRegressor
 from .rfm import RFMRegressor
 
-__all__ = ["LaplaceKernelRegressor", "RFMRegressor", "PerClusterOracle", "EigenProConfig", "agop"]
+__all__ = [
+    "LaplaceKernelRegressor",
+    "RFMRegressor",
+    "PerClusterOracle",
+    "EigenProConfig",
+    "agop",
+    "normalized_spectrum",
+    "effective_rank",
+    "trace_share",
+    "subspace_capture",
+]
