@@ -346,29 +346,53 @@ class _TwoLayerField:
         h_star, _ = spherical_hessian(specialized_maximizer(0, 1, 1, K, R), K, R, coeffs=coeffs)
         self.teacher_curvature = float(np.abs(np.linalg.eigvalsh(h_star)).max())
         self.x_curvature = 1.0 + R * R / K  # largest eigenvalue of E[x x^T]
+        # sample points per block of interaction_terms: about 1 MB per (block x m) float64 array
+        self.block = self.x.shape[0] if self.device.type == "cuda" else max(256, (1 << 17) // m)
 
-    def parts(self, state: torch.Tensor):
-        m, d, eps = self.m, self.d, self.eps
+    def teacher_part(self, state: torch.Tensor):
+        """(alpha, W, E[y relu(W_j x)], its gradient in W_j): exact, from Lemma 3 and homogeneity."""
+        m, d = self.m, self.d
         alpha, W = state[:m], state[m:].reshape(m, d)
         norms = W.norm(dim=1, keepdim=True)
         omega = W / norms
         phi, g = _phi_and_grad(omega, self.K, self.R, self.coeffs, torch)
         sph = g - omega * (omega * g).sum(-1, keepdim=True)
-        cross = norms[:, 0] * phi  # E[y relu(W_j x)] exactly (Lemma 3 and homogeneity)
-        grad_cross = phi[:, None] * omega + sph
-        pre = self.x @ W.T  # (N, m)
+        return alpha, W, norms[:, 0] * phi, phi[:, None] * omega + sph
+
+    def network(self, x: torch.Tensor, alpha: torch.Tensor, W: torch.Tensor):
+        """Pre-activations, activations and the network output f (original units) at the points ``x``."""
+        pre = x @ W.T  # (N, m)
         act = pre.clamp(min=0.0)
-        f = eps * eps * (act @ alpha)  # network output at the sample points, original units
-        return alpha, W, cross, grad_cross, pre, act, f
+        return pre, act, self.eps * self.eps * (act @ alpha)
+
+    def interaction_terms(self, alpha: torch.Tensor, W: torch.Tensor):
+        """Sample means E_n[f relu(W_j x)] (m,), E_n[f 1{W_j x > 0} x] (m, d) and trace E_n[relu relu^T].
+
+        Accumulated over blocks of sample points: every (points x neurons) array then stays in
+        the CPU cache instead of streaming several 150 MB arrays through memory per evaluation
+        (measured 5x faster on 2 CPU cores at the paper profile's 3e5 points x 64 neurons; one block
+        on a GPU).
+        """
+        n = self.x.shape[0]
+        e_f_act = torch.zeros_like(alpha)
+        e_f_x = torch.zeros_like(W)
+        act_sq = 0.0
+        for start in range(0, n, self.block):
+            x = self.x[start : start + self.block]
+            pre, act, f = self.network(x, alpha, W)
+            e_f_act += act.T @ f
+            e_f_x += torch.where(pre > 0, f[:, None], 0.0).T @ x
+            act_sq += float(act.square().sum())
+        return e_f_act / n, e_f_x / n, act_sq / n
 
     def __call__(self, state: torch.Tensor) -> tuple[torch.Tensor, float]:
         """(d state / dt, a curvature estimate L of the vector field at ``state``)."""
-        alpha, W, cross, grad_cross, pre, act, f = self.parts(state)
-        n = self.x.shape[0]
+        alpha, W, cross, grad_cross = self.teacher_part(state)
         if self.interaction:
-            d_alpha = cross - act.T @ f / n
-            d_W = alpha[:, None] * (grad_cross - ((pre > 0).to(f.dtype) * f[:, None]).T @ self.x / n)
-            gram_trace = self.eps**2 * float((act * act).mean(0).sum())  # trace E[relu relu^T] >= its top eigenvalue
+            e_f_act, e_f_x, act_sq = self.interaction_terms(alpha, W)
+            d_alpha = cross - e_f_act
+            d_W = alpha[:, None] * (grad_cross - e_f_x)
+            gram_trace = self.eps**2 * act_sq  # trace E[relu relu^T] >= its top eigenvalue
             a_sq = self.eps**2 * float((alpha * alpha).max())
             curv = self.teacher_curvature + gram_trace + a_sq * self.x_curvature
         else:
@@ -377,14 +401,25 @@ class _TwoLayerField:
         return torch.cat([d_alpha, d_W.reshape(-1)]), curv
 
     def loss_and_se(self, state: torch.Tensor) -> tuple[float, float]:
-        alpha, W, cross, _, _, act, f = self.parts(state)
+        """(population loss 1/2 E[(f - y)^2], relative standard error of the interaction terms), in
+        blocks of sample points like :meth:`interaction_terms`."""
+        alpha, W, cross, _ = self.teacher_part(state)
+        n = self.x.shape[0]
+        f_sq, t_sum, t_sq = 0.0, torch.zeros_like(alpha), torch.zeros_like(alpha)
+        for start in range(0, n, self.block):
+            _, act, f = self.network(self.x[start : start + self.block], alpha, W)
+            terms = act * f[:, None]  # samples of f relu(W_j x)
+            f_sq += float(f.square().sum())
+            t_sum += terms.sum(0)
+            t_sq += terms.square().sum(0)
         e_yf = self.eps * self.eps * float(alpha @ cross)
-        loss = 0.5 * self.ey2 - e_yf + 0.5 * float((f * f).mean())
-        terms = act * f[:, None]  # (N, m) samples of f relu(W_j x)
+        loss = 0.5 * self.ey2 - e_yf + 0.5 * f_sq / n
+        mean = t_sum / n
+        std = ((t_sq - n * mean.square()).clamp(min=0.0) / (n - 1)).sqrt()
         # largest standard error over neurons, relative to the RMS size of the interaction terms
         # (per-neuron ratios blow up for a neuron whose interaction term happens to be near zero)
-        rms = float(terms.mean(0).pow(2).mean().sqrt())
-        se = float((terms.std(0) / math.sqrt(terms.shape[0])).max())
+        rms = float(mean.square().mean().sqrt())
+        se = float((std / math.sqrt(n)).max())
         return loss, (se / rms if rms > 0 else 0.0)
 
 
