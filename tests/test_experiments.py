@@ -230,3 +230,50 @@ def test_paper_cost_estimate_scales_by_the_cost_model():
     ratio = (pse.width * pse.batch * pse.max_steps) / (se.width * se.batch * se.max_steps)
     assert est["mlp-relu"] == pytest.approx(4 * 4 * 5 * ratio)
     assert "bayes" not in est
+
+
+# ----------------------------------------------------------------- recorded paper-profile results
+def test_recorded_results_round_trip(tmp_path):
+    import json
+
+    import numpy as np
+
+    from monosem.experiments.recorded import load_recorded, recorded_path, save_recorded
+
+    results = {"C": np.float64(0.93), "counts": np.array([1, 2, 3]), (3, 4.0): {"ok": np.bool_(True)}, "n": np.int64(5)}
+    path = save_recorded("demo_page", "paper", results, 12.5, path=tmp_path / "demo_page.json")
+    payload = json.loads(path.read_text())
+    assert payload["profile"] == "paper" and payload["seconds"] == 12.5
+    assert payload["results"] == {"C": 0.93, "counts": [1, 2, 3], "(3, 4.0)": {"ok": True}, "n": 5}
+    assert {"cpu_count", "torch_threads", "accelerator", "git_commit"} <= set(payload["machine"])
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert recorded_path("demo_page").name == "demo_page.json"
+    assert load_recorded("no_such_page_recorded") is None
+    with pytest.raises(ValueError, match="name"):
+        recorded_path("../escape")
+    with pytest.raises(ValueError, match="seconds"):
+        save_recorded("demo_page", "paper", {}, -1.0, path=tmp_path / "x.json")
+
+
+def test_format_dynamics_summary_reads_a_page07_payload():
+    from monosem.experiments.theorem1 import RECORD_COMMAND, format_dynamics_summary
+
+    assert RECORD_COMMAND in format_dynamics_summary(None)
+    payload = {
+        "profile": "paper", "recorded": "2026-11-30 20:00 UTC", "seconds": 1800.0,
+        "machine": {"cpu_count": 2, "torch_threads": 2, "accelerator": None, "git_commit": "abc1234"},
+        "results": {
+            "t_max": 5e4,
+            "flows": [{"K": 3, "R": 4.0, "m": 256, "converged": 1.0, "median_distance_times_R": 0.9198},
+                      {"K": 3, "R": 32.0, "m": 256, "converged": 0.0, "median_distance_times_R": None}],
+            "C_fit": 0.935, "chi2_p": {"3": 0.2},
+            "coverage": {"K": 10, "pool": 270, "rows": [{"m": 10, "simulated": 0.1, "exact": 0.2, "bound": 0.0, "bound_exp": 0.0}]},
+            "tracking": {"K": 3, "R": 4.0, "m": 64, "n_mc": 100000, "T": 50.0, "eps": [1e-2, 1e-3], "errors": [1e-3, 1e-5], "slope": 2.0},
+            "full_network": {"eps": 3e-4, "loss_start": 0.5, "loss_end": 0.4, "t_half_drop": None, "interaction_rel_se": 0.01,
+                             "t_most_specialized": 100.0, "one_cluster_most_specialized": 1.0, "one_cluster_end": 0.5},
+            "perturbation": {"h2": {"0": 1.0, "1": 0.1}},
+        },
+    }
+    text = format_dynamics_summary(payload)
+    assert "30.0 min" in text and "commit abc1234" in text and "fitted C = 0.935" in text
+    assert "no fitting phase" in text and "slope 2.00" in text

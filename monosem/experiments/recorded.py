@@ -1,0 +1,109 @@
+"""Results recorded at a larger profile and shipped with the package, for the pages that run smaller.
+
+The book is built at the ``cpu`` profile; a page whose ``paper`` profile has been run once (on a
+GPU, or a long CPU run) shows those numbers from a small JSON file in ``monosem/recorded/``, next
+to its own reduced-scale results, with the machine and the measured time. Files are plain JSON
+(nothing is unpickled) written atomically; they live inside the package so that a Colab install
+finds them too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..atomic import atomic_write_json
+
+__all__ = ["recorded_path", "load_recorded", "save_recorded", "machine_description"]
+
+_NAME = re.compile(r"^[a-z0-9_]+$")
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name={name!r} must be lower-case letters, digits and underscores (a file stem)")
+    return name
+
+
+def recorded_path(name: str) -> Path:
+    """Path of ``monosem/recorded/<name>.json`` (whether or not it exists)."""
+    return Path(str(resources.files("monosem") / "recorded")) / f"{_check_name(name)}.json"
+
+
+def load_recorded(name: str) -> dict[str, Any] | None:
+    """The recorded payload ``name``, or None when it has not been recorded."""
+    path = recorded_path(name)
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def machine_description() -> dict[str, Any]:
+    """What ran it: CPU cores, torch threads, the accelerator if any, versions, the git commit."""
+    import numpy
+
+    from .. import __version__
+
+    info: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "monosem": __version__,
+        "accelerator": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        info["git_commit"] = out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        info["git_commit"] = None
+    return info
+
+
+def _plain(obj: Any) -> Any:
+    """NumPy scalars and arrays, tuples and non-string keys made JSON-ready."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def save_recorded(name: str, profile: str, results: dict[str, Any], seconds: float, *, path: str | os.PathLike | None = None) -> Path:
+    """Write ``results`` (JSON-serializable once NumPy values are converted) with the profile, the wall time and the machine to
+    ``monosem/recorded/<name>.json`` (or ``path``), atomically. Returns the path."""
+    if not isinstance(results, dict):
+        raise TypeError("results must be a dict of JSON-serializable values")
+    if not (isinstance(seconds, (int, float)) and seconds >= 0):
+        raise ValueError(f"seconds={seconds!r} must be a non-negative number (the measured wall time)")
+    payload = {
+        "name": _check_name(name),
+        "profile": profile,
+        "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": float(seconds),
+        "machine": machine_description(),
+        "results": _plain(results),
+    }
+    target = Path(path) if path is not None else recorded_path(name)
+    json.dumps(payload)  # fail here, before anything is written, if something is not serializable
+    atomic_write_json(target, payload)
+    return target
