@@ -11,23 +11,12 @@ Bayes predictor. Prints the ratio.
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
 from monosem import data
 from monosem.device import get_device
-
-
-def _best_of(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from _timing import best_of
 
 
 def main() -> None:
@@ -45,10 +34,10 @@ def main() -> None:
         x = m.means.to(dev)[c] + z * m.cov_diag.to(dev).sqrt()
         return x, m.f_star(x, c)
 
-    t_pool = _best_of(lambda: m.pool(args.n, device=dev), args.repeats)
-    t_naive = _best_of(naive, args.repeats)
+    t_pool = best_of(lambda: m.pool(args.n, device=dev), args.repeats)
+    t_naive = best_of(naive, args.repeats)
     x, _, _ = m.pool(args.n, device=dev, dtype=torch.float64)
-    t_bayes = _best_of(lambda: m.bayes(x), args.repeats)
+    t_bayes = best_of(lambda: m.bayes(x), args.repeats)
     print(f"device {dev}, K = {args.K}, n = {args.n}")
     print(f"  pool (nested, device-independent): {t_pool * 1e3:8.1f} ms  ({args.n / t_pool / 1e6:.2f} M rows/s)")
     print(f"  one-shot draw on the device:       {t_naive * 1e3:8.1f} ms")

@@ -21,17 +21,7 @@ from monosem.device import get_device
 from monosem.theory import random_directions, teacher_only_flow
 from monosem.theory.correlation import check_hermite_coeffs
 from monosem.theory.flows import _TwoLayerField
-
-
-def _best_of(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from _timing import best_of
 
 
 def main() -> None:
@@ -53,7 +43,7 @@ def main() -> None:
     for name, block in (("blocked", default_block), ("one pass", n_points)):
         field.block = block
         values[name] = field(state)[0]
-        times[name] = _best_of(lambda: field(state), args.repeats)
+        times[name] = best_of(lambda: field(state), args.repeats)
         print(f"two-layer field, {name:8s} (block {block:6d} of {n_points} points): {times[name] * 1e3:8.1f} ms per evaluation")
     field.block = default_block
     diff = float((values["blocked"] - values["one pass"]).abs().max() / values["one pass"].abs().max())

@@ -226,7 +226,7 @@ _PROFILES: dict[str, Profile] = {
         gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=5),
         theorem1=Theorem1Sizes(
             m=256, Ks=(3, 5, 10), Rs=(4.0, 8.0, 16.0, 32.0), t_max=50_000.0,
-            epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=100_000, m_full=64, t_full=2_000.0,
+            epsilons=(1e-2, 3e-3, 1e-3, 3e-4), n_mc=100_000, m_full=64, t_full=400.0,
             alphas=(0.0, 0.5, 0.9, 0.99, 1.0),
         ),
         theorem2=Theorem2Sizes(

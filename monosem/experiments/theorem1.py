@@ -52,6 +52,7 @@ def format_dynamics_summary(payload: dict[str, Any] | None) -> str:
     lines.append(
         f"Lemma 9 tracking (K = {tr['K']}, R = {tr['R']:g}, m = {tr['m']}, {tr['n_mc']} points per cluster, "
         f"T = {tr['T']:.1f}): eps -> error {errs}; slope {tr['slope']:.2f} (Lemma 9: 2)"
+        + (f"; invariant kept to {max(tr['invariant']):.0e} (relative)" if tr.get("invariant") else "")
     )
     fn = r["full_network"]
     half = "no fitting phase" if fn["t_half_drop"] is None else f"half of the drop by t = {fn['t_half_drop']:.0f}"

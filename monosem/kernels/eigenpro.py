@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
+from ..checks import check_int
 from ..device import torch_generator
 from .laplace import KernelOperator, laplace_kernel
 from .solvers import TARGET_TRAIN_MSE, SolveInfo
@@ -61,8 +62,7 @@ class EigenProConfig:
     def __post_init__(self) -> None:
         for name in ("subsample", "top_q"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"EigenProConfig.{name}={v!r} must be an integer >= 1")
+            check_int(v, f"EigenProConfig.{name}")
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"EigenProConfig.max_batch={self.max_batch!r} must be None or an integer >= 1")
 

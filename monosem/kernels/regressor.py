@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from ..checks import check_int, check_nonnegative
 from ..device import get_device, resolve_dtype, torch_generator
 from .agop import AGOP_MAX_SAMPLES, agop_from_gradients, laplace_gradients, subsample_rows
 from .bandwidth import resolve_bandwidth
@@ -101,11 +102,9 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.solver not in SOLVERS:
             raise ValueError(f"solver={self.solver!r} is not allowed; use one of {list(SOLVERS)}")
-        if isinstance(self.ridge, bool) or not isinstance(self.ridge, (int, float, np.floating)) or not (0 <= float(self.ridge) < float("inf")):
-            raise ValueError(f"ridge={self.ridge!r} must be a finite number >= 0")
+        check_nonnegative(self.ridge, "ridge")
         check_positive(self.target_mse, "target_mse")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
-            raise ValueError(f"max_iter={self.max_iter!r} must be an integer >= 1")
+        check_int(self.max_iter, "max_iter")
         if self.eigenpro is not None and not isinstance(self.eigenpro, EigenProConfig):
             raise ValueError(f"eigenpro must be None or an EigenProConfig, got {type(self.eigenpro).__name__}")
         if isinstance(self.bandwidth, str) or self.bandwidth is None:

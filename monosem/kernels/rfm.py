@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from ..checks import check_int
 from .agop import AGOP_MAX_SAMPLES, NORMALIZATIONS, normalize_metric
 from .inputs import as_matrix, as_vector, to_numpy
 from .regressor import EXACT_MAX_N, LaplaceKernelRegressor
@@ -100,12 +101,11 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
 
         ``groups`` only feed ``bandwidth="cluster-median"``. The test set never influences the fit.
         """
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, (int, np.integer)) or self.iterations < 0:
-            raise ValueError(f"iterations={self.iterations!r} must be an integer >= 0")
+        check_int(self.iterations, "iterations", 0)
         if self.normalize not in NORMALIZATIONS:
             raise ValueError(f"normalize={self.normalize!r} is not allowed; use one of {list(NORMALIZATIONS)}")
-        if self.agop_samples is not None and (isinstance(self.agop_samples, bool) or not isinstance(self.agop_samples, (int, np.integer)) or self.agop_samples < 1):
-            raise ValueError(f"agop_samples={self.agop_samples!r} must be None or an integer >= 1")
+        if self.agop_samples is not None:
+            check_int(self.agop_samples, "agop_samples", what="or None: use every training point")
         if (X_test is None) != (y_test is None):
             raise ValueError("pass both X_test and y_test, or neither")
         metric = self.initial_metric
@@ -158,9 +158,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         self._check_fitted()
         if iteration is None:
             return self.estimators_[-1]
-        if isinstance(iteration, bool) or not isinstance(iteration, (int, np.integer)) or not 0 <= iteration < len(self.estimators_):
-            raise ValueError(f"iteration={iteration!r} must be an integer in 0..{len(self.estimators_) - 1}")
-        return self.estimators_[int(iteration)]
+        return self.estimators_[check_int(iteration, "iteration", 0, len(self.estimators_) - 1)]
 
     def predict(self, X, iteration: int | None = None) -> np.ndarray:
         """Predictions of iteration ``iteration`` (default: the last, iteration T)."""

@@ -55,8 +55,7 @@ def check_hermite_coeffs(coeffs: Mapping[int, float] | None) -> dict[int, float]
         return dict(PURE_CUBIC)
     out: dict[int, float] = {}
     for k, a in dict(coeffs).items():
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 12:
-            raise ValueError(f"coeffs has degree {k!r}; allowed Hermite degrees are integers 2..12")
+        check_int(k, "coeffs degree", 2, 12, what="a Hermite degree")
         if not math.isfinite(float(a)):
             raise ValueError(f"coeffs[{k}]={a!r} must be a finite number")
         out[int(k)] = float(a)
@@ -104,46 +103,30 @@ def cluster_coordinates(omega, K: int, R: float):
     return _out(R * t[..., :K], was_numpy), _out(t[..., K:], was_numpy)
 
 
-def _terms(b, rho, coeffs: dict[int, float], xp=torch):
-    """Per-cluster value, d/db and d/drho of sum_k a_k rho^k E[h_k(G)(b+G)_+] (Lemma 3).
+def _terms(b, rho, coeffs: dict[int, float], xp=torch, *, second: bool = False):
+    """Per-cluster value, d/db and d/drho of sum_k a_k rho^k E[h_k(G)(b+G)_+] (Lemma 3); with
+    ``second``, also d2/db2, d2/db drho and d2/drho2 (for the analytic Jacobian of the flows).
 
     ``xp`` is ``torch`` or ``numpy``: the flows call the NumPy path, whose per-call overhead is
-    far smaller on the tiny arrays an ODE right-hand side sees.
+    far smaller on the tiny arrays an ODE right-hand side sees. Every derivative in b follows from
+    d/db [He_n(b) phi(b)] = -He_{n+1}(b) phi(b).
     """
     dens = xp.exp(-0.5 * b * b) / _SQRT_2PI
-    val = b * 0.0
-    d_b = b * 0.0
-    d_rho = b * 0.0
+    zero = b * 0.0
+    val, d_b, d_rho, d_bb, d_brho, d_rhorho = zero, zero, zero, zero, zero, zero
     for k, a in coeffs.items():
         c = a / math.sqrt(math.factorial(k))
         sign = -1.0 if k % 2 else 1.0
         g = sign * _he(k - 2, b) * dens  # E[He_k(G)(b+G)_+] = He_{k-2}(-b) phi(b)
-        g_prime = -sign * _he(k - 1, b) * dens  # d/db [He_n(b) phi(b)] = -He_{n+1}(b) phi(b)
+        g_prime = -sign * _he(k - 1, b) * dens
         val = val + c * rho**k * g
         d_b = d_b + c * rho**k * g_prime
         d_rho = d_rho + c * k * rho ** (k - 1) * g
-    return val, d_b, d_rho
-
-
-def _second_derivatives(b, rho, coeffs: dict[int, float], xp=np):
-    """Per-cluster d2/db2, d2/db drho and d2/drho2 of the terms of :func:`_terms`.
-
-    Closed form from d/db [He_n(b) phi(b)] = -He_{n+1}(b) phi(b), used by the analytic Jacobian
-    of the teacher-only flow (a finite-difference Jacobian breaks down where phi(b) underflows).
-    """
-    dens = xp.exp(-0.5 * b * b) / _SQRT_2PI
-    d_bb = b * 0.0
-    d_brho = b * 0.0
-    d_rhorho = b * 0.0
-    for k, a in coeffs.items():
-        c = a / math.sqrt(math.factorial(k))
-        sign = -1.0 if k % 2 else 1.0
-        g = sign * _he(k - 2, b) * dens
-        g_prime = -sign * _he(k - 1, b) * dens
-        d_bb = d_bb + c * rho**k * sign * _he(k, b) * dens
-        d_brho = d_brho + c * k * rho ** (k - 1) * g_prime
-        d_rhorho = d_rhorho + c * k * (k - 1) * rho ** (k - 2) * g
-    return d_bb, d_brho, d_rhorho
+        if second:
+            d_bb = d_bb + c * rho**k * sign * _he(k, b) * dens
+            d_brho = d_brho + c * k * rho ** (k - 1) * g_prime
+            d_rhorho = d_rhorho + c * k * (k - 1) * rho ** (k - 2) * g
+    return (val, d_b, d_rho, d_bb, d_brho, d_rhorho) if second else (val, d_b, d_rho)
 
 
 def _euclidean_hessian_blocks(t, K: int, R: float, coeffs: dict[int, float]):
@@ -151,7 +134,7 @@ def _euclidean_hessian_blocks(t, K: int, R: float, coeffs: dict[int, float]):
     function of (b_c, rho_c) = (R t_c, t_{K+c}), so only the entries (c, c), (c, K+c), (K+c, K+c)
     are non-zero. Returns the full ``(..., 2K, 2K)`` array."""
     b, rho = R * t[..., :K], t[..., K:]
-    d_bb, d_brho, d_rhorho = _second_derivatives(b, rho, coeffs, np)
+    d_bb, d_brho, d_rhorho = _terms(b, rho, coeffs, np, second=True)[3:]
     hess = np.zeros(t.shape + (2 * K,))
     idx = np.arange(K)
     hess[..., idx, idx] = R * R * d_bb / K

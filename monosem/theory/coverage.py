@@ -12,15 +12,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..checks import check_int
+
 __all__ = ["coverage_probability", "coverage_lower_bounds", "empirical_coverage"]
 
 
 def _check_mk(m: int, K: int) -> tuple[int, int]:
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K={K!r} must be an integer >= 1 (the number of clusters)")
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
-        raise ValueError(f"m={m!r} must be an integer >= 0 (the number of neurons)")
-    return int(m), int(K)
+    K = check_int(K, "K", 1, what="the number of clusters")
+    return check_int(m, "m", 0, what="the number of neurons"), K
 
 
 def coverage_probability(m: int, K: int) -> float:

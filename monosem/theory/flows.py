@@ -57,6 +57,7 @@ import torch
 from scipy.integrate import solve_ivp
 from scipy.sparse import csr_matrix
 
+from ..checks import check_int, check_positive
 from ..data import symmetric_mixture
 from ..device import get_device, torch_generator
 from .correlation import (
@@ -85,9 +86,8 @@ __all__ = [
 def random_directions(m: int, K: int, seed: int) -> np.ndarray:
     """``m`` i.i.d. uniform unit vectors in R^{2K} (float64), the omega_j^0 of Section 4.1."""
     K = _check_K(K)
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"m={m!r} must be an integer >= 1 (the number of neurons)")
-    g = torch.randn(int(m), 2 * K, generator=torch_generator(seed), dtype=torch.float64)
+    m = check_int(m, "m", what="the number of neurons")
+    g = torch.randn(m, 2 * K, generator=torch_generator(seed), dtype=torch.float64)
     return (g / g.norm(dim=1, keepdim=True)).numpy()
 
 
@@ -113,8 +113,7 @@ def specialization_index(omega: np.ndarray, K: int) -> np.ndarray:
 
 
 def _check_times(t_max: float, t_eval) -> np.ndarray:
-    if isinstance(t_max, bool) or not isinstance(t_max, (int, float, np.floating)) or not math.isfinite(t_max) or t_max <= 0:
-        raise ValueError(f"t_max={t_max!r} must be a positive finite number")
+    t_max = check_positive(t_max, "t_max")
     if t_eval is None:
         return np.linspace(0.0, float(t_max), 201)
     t_eval = np.asarray(t_eval, dtype=np.float64)
@@ -479,8 +478,7 @@ def two_layer_population_flow(
     w0 = _check_unit_rows(omega0, K)
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 < eps < 1):
         raise ValueError(f"eps={eps!r} must be a number in (0, 1) (the initialization scale)")
-    if isinstance(n_mc, bool) or not isinstance(n_mc, (int, np.integer)) or n_mc < 100:
-        raise ValueError(f"n_mc={n_mc!r} must be an integer >= 100")
+    n_mc = check_int(n_mc, "n_mc", 100, what="Monte-Carlo points per cluster")
     if not (h_max > 0) or (step is not None and not step > 0):
         raise ValueError("h_max and step must be positive")
     t_eval = _check_times(t_max, t_eval)

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from ..checks import check_int, check_nonnegative
 from ..device import torch_generator
 from .harmonic import harmonic_dimension, harmonic_energy
 from .hermite import clipped_ramp_hermite_coefficients, hermite_tail
@@ -36,9 +37,7 @@ DEFAULT_R_MAX = 400
 
 
 def _check_r_max(r_max: int) -> int:
-    if isinstance(r_max, bool) or not isinstance(r_max, (int, np.integer)) or r_max < 2:
-        raise ValueError(f"r_max={r_max!r} must be an integer >= 2")
-    return int(r_max)
+    return check_int(r_max, "r_max", 2)
 
 
 def kernel_lower_bound(n: float | np.ndarray, K: int, r_max: int = DEFAULT_R_MAX) -> float | np.ndarray:
@@ -51,8 +50,7 @@ def kernel_lower_bound(n: float | np.ndarray, K: int, r_max: int = DEFAULT_R_MAX
     omitted orders add at most :func:`kernel_lower_bound_tail` ``(r_max)``. ``n`` may be an array.
     Requires K >= 2 (for K = 1 there is no harmonic space of order >= 2).
     """
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
-        raise ValueError(f"K={K!r} must be an integer >= 2")
+    K = check_int(K, "K", 2)
     r_max = _check_r_max(r_max)
     n_arr = np.asarray(n, dtype=np.float64)
     if not np.all(np.isfinite(n_arr)) or np.any(n_arr < 0):
@@ -99,8 +97,7 @@ def polynomial_budget_floor(A: float) -> float:
 
     Computed from Parseval as E g^2 - sum_{r <= max(1, floor(A))} ghat_r^2, exactly in float64.
     """
-    if isinstance(A, bool) or not isinstance(A, (int, float, np.integer, np.floating)) or not (0 <= A < math.inf):
-        raise ValueError(f"A={A!r} must be a finite number >= 0")
+    A = check_nonnegative(A, "A")
     return float(hermite_tail(max(1, math.floor(A))))
 
 
@@ -125,12 +122,7 @@ def invariant_subspace_mc(
     Returns the Monte-Carlo mean of dist(v, S)^2, its standard error, the bound
     (1 - N/D)_+ ||v||^2, D and ||v||^2.
     """
-    if isinstance(K, bool) or not isinstance(K, int) or K < 2:
-        raise ValueError(f"K={K!r} must be an integer >= 2")
-    if isinstance(N, bool) or not isinstance(N, int) or N < 0:
-        raise ValueError(f"N={N!r} must be an integer >= 0")
-    if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 2:
-        raise ValueError(f"n_draws={n_draws!r} must be an integer >= 2")
+    K, N, n_draws = check_int(K, "K", 2), check_int(N, "N", 0), check_int(n_draws, "n_draws", 2)
     if not (isinstance(anisotropy, (int, float)) and math.isfinite(anisotropy) and anisotropy > 0):
         raise ValueError(f"anisotropy={anisotropy!r} must be a positive finite number")
     D = harmonic_dimension(2, K)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_int
 from .correlation import _check_K, _check_R
 
 __all__ = [
@@ -47,8 +48,7 @@ def critical_b_squared(s: int, R: float) -> float:
     For s = 1 it is t*^2 of Lemma 5.
     """
     R = _check_R(R)
-    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-        raise ValueError(f"s={s!r} must be an integer >= 1 (the number of active clusters)")
+    s = check_int(s, "s", what="the number of active clusters")
     p = 4.0 * s + R * R
     larger = (p + math.sqrt(p * p - 4.0 * s * R * R)) / (2.0 * s)
     return R * R / (s * larger)
@@ -78,8 +78,7 @@ def specialized_maximizer(c: int, tau: int, zeta: int, K: int, R: float) -> np.n
     """
     K, R = _check_K(K), _check_R(R)
     tau, zeta = _check_sign(tau, "tau"), _check_sign(zeta, "zeta")
-    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < K:
-        raise ValueError(f"c={c!r} must be a cluster index in 0..{K - 1}")
+    c = check_int(c, "c", 0, K - 1, what="a cluster index")
     t = one_cluster_critical_t(R)
     b = -tau * zeta * t
     omega = np.zeros(2 * K)
@@ -122,8 +121,7 @@ def positive_critical_points(K: int, R: float, zeta: int, s: int | None = None) 
     sizes = range(1, K + 1) if s is None else [s]
     out: list[CriticalPoint] = []
     for size in sizes:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= K:
-            raise ValueError(f"s={size!r} must be an integer in 1..K={K}")
+        check_int(size, "s", 1, K, what="active clusters, at most K")
         beta = critical_b_squared(size, R)
         b_abs, rho_abs = math.sqrt(beta), math.sqrt(3.0 * beta / (R * R * (1.0 - beta)))
         for active in itertools.combinations(range(K), size):

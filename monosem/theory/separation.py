@@ -131,8 +131,7 @@ def rademacher_atoms_mc(
     (2/n) E||sum eps_i x_i|| (and its standard error) and the bound, all per unit budget (B = 1).
     """
     x = _check_sample(x).to(torch.float64)
-    if isinstance(n_signs, bool) or not isinstance(n_signs, int) or n_signs < 2:
-        raise ValueError(f"n_signs={n_signs!r} must be an integer >= 2")
+    n_signs = check_int(n_signs, "n_signs", 2)
     n, d = x.shape
     gen = torch_generator(seed)
     eps = torch.randint(2, (n_signs, n), generator=gen, dtype=torch.float64) * 2 - 1

@@ -42,6 +42,7 @@ import torch
 from tqdm import tqdm
 
 from ..atomic import atomic_torch_save
+from ..checks import check_int, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
 
@@ -96,10 +97,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for name in ("max_steps", "batch", "eval_every", "patience_evals"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} must be a positive integer")
-        if isinstance(self.min_steps, bool) or not isinstance(self.min_steps, int) or not 0 <= self.min_steps <= self.max_steps:
-            raise ValueError(f"min_steps={self.min_steps!r} must be an integer in [0, max_steps={self.max_steps}]")
+            check_int(v, name)
+        check_int(self.min_steps, "min_steps", 0, self.max_steps, what="at most max_steps")
         _check_lr(self.lr)
         if not 0 < self.final_lr_ratio <= 1:
             raise ValueError(f"final_lr_ratio={self.final_lr_ratio!r} must be in (0, 1]")
@@ -115,9 +114,7 @@ class TrainConfig:
 
 
 def _check_lr(lr: float) -> float:
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr={lr!r} must be a positive finite number")
-    return float(lr)
+    return check_positive(lr, "lr")
 
 
 def a1_config(activation: str, *, max_steps: int | None = None, batch: int = 2048, lr: float | None = None, eval_every: int = 500) -> TrainConfig:
