@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from ..atomic import atomic_write_json
+from .cache import _versions
 
 __all__ = ["recorded_path", "load_recorded", "save_recorded", "machine_description"]
 
@@ -50,18 +51,11 @@ def load_recorded(name: str) -> dict[str, Any] | None:
 
 def machine_description() -> dict[str, Any]:
     """What ran it: CPU cores, torch threads, the accelerator if any, versions, the git commit."""
-    import numpy
-
-    from .. import __version__
-
     info: dict[str, Any] = {
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": numpy.__version__,
-        "monosem": __version__,
+        **_versions(),
         "accelerator": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }
     try:
@@ -104,6 +98,5 @@ def save_recorded(name: str, profile: str, results: dict[str, Any], seconds: flo
         "results": _plain(results),
     }
     target = Path(path) if path is not None else recorded_path(name)
-    json.dumps(payload)  # fail here, before anything is written, if something is not serializable
     atomic_write_json(target, payload)
     return target

@@ -364,21 +364,25 @@ class _TwoLayerField:
         act = pre.clamp(min=0.0)
         return pre, act, self.eps * self.eps * (act @ alpha)
 
+    def network_blocks(self, alpha: torch.Tensor, W: torch.Tensor):
+        """(x, pre-activations, activations, f) over consecutive blocks of ``self.block`` sample points."""
+        for start in range(0, self.x.shape[0], self.block):
+            x = self.x[start : start + self.block]
+            yield (x, *self.network(x, alpha, W))
+
     def interaction_terms(self, alpha: torch.Tensor, W: torch.Tensor):
         """Sample means E_n[f relu(W_j x)] (m,), E_n[f 1{W_j x > 0} x] (m, d) and trace E_n[relu relu^T].
 
         Accumulated over blocks of sample points: every (points x neurons) array then stays in
         the CPU cache instead of streaming several 150 MB arrays through memory per evaluation
-        (measured 5x faster on 2 CPU cores at the paper profile's 3e5 points x 64 neurons; one block
+        (measured 4.6x faster on 2 CPU cores at the paper profile's 3e5 points x 64 neurons; one block
         on a GPU).
         """
         n = self.x.shape[0]
         e_f_act = torch.zeros_like(alpha)
         e_f_x = torch.zeros_like(W)
         act_sq = 0.0
-        for start in range(0, n, self.block):
-            x = self.x[start : start + self.block]
-            pre, act, f = self.network(x, alpha, W)
+        for x, pre, act, f in self.network_blocks(alpha, W):
             e_f_act += act.T @ f
             e_f_x += torch.where(pre > 0, f[:, None], 0.0).T @ x
             act_sq += float(act.square().sum())
@@ -405,8 +409,7 @@ class _TwoLayerField:
         alpha, W, cross, _ = self.teacher_part(state)
         n = self.x.shape[0]
         f_sq, t_sum, t_sq = 0.0, torch.zeros_like(alpha), torch.zeros_like(alpha)
-        for start in range(0, n, self.block):
-            _, act, f = self.network(self.x[start : start + self.block], alpha, W)
+        for _, _, act, f in self.network_blocks(alpha, W):
             terms = act * f[:, None]  # samples of f relu(W_j x)
             f_sq += float(f.square().sum())
             t_sum += terms.sum(0)
