@@ -1,75 +1,170 @@
-"""Training throughput: steps per second of one network, and of k networks batched vs one at a time.
+"""Training throughput, side by side in one run: Adam updates per second of one network.
 
-    python benchmarks/train.py [--width 256] [--batch 256] [--k 4] [--steps 300] [--activation relu]
+    python benchmarks/train.py [--threads 1 2] [--sizes 256x512 1024x1024 2048x2048 4096x4096]
+                               [--activations relu reglu] [--seconds 3] [--device cpu]
 
-Reports, in one run, the optimizer steps per second of a single network, of a stack of ``k``
-networks trained at once (``MLPStack``'s default kernel: batched matmuls on a GPU, a loop of
-plain matmuls on a CPU, where PyTorch's batched kernels are slow; both kernels are also timed
-separately), and the ratio
+For every (width, batch), activation and thread count it times, interleaved in one process:
 
-    speed-up = (time for k separate runs) / (time for one batched run of k models),
+* ``monosem``   : ``monosem.train.train`` with the hand-derived gradient (``gradients="manual"``,
+  the default, :mod:`monosem.train.step`);
+* ``autograd``  : the same loop with the gradient through ``torch.autograd`` (the path before the
+  hand-derived step: ``gradients="autograd"``);
+* ``plain``     : the loop a user would write: ``nn.Linear`` layers, ``torch.optim.Adam``, a cosine
+  ``LambdaLR`` schedule, a fresh permutation of the training set every epoch;
 
-and extrapolates the paper profile of Section 3.1 (four networks plus the six-point ReLU
-learning-rate search: 6 x 40 000 + 3 x 20 000 steps at width 2 048, batch 2 048).
+and prints updates/s with the ratios monosem/autograd and monosem/plain. Training runs on the
+Figure 2 data (d = 20, n = 20 000) with the Appendix A.2 learning rates; no evaluation inside the
+timed window.
+
+The arithmetic floor: one update of a width-w network does about 4 B (d + 1) H floating-point
+operations in its two first-layer matrix products (H = w, or 2w gated), plus the readout's
+matrix-vector products, plus a few passes over the (B, H) activations. The script measures the
+machine's matrix-product rate (a large square ``mm``) and its memory bandwidth (a large copy) on
+the same threads and reports ``floor = flops / rate + bytes / bandwidth`` and how far each path is
+from it.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import torch
+from torch import nn
 
-from monosem import data
+from monosem.data import mixed_link_model
 from monosem.device import get_device
-from monosem.models import MLPStack
-from monosem.train import TrainConfig, TrainData, train
-
-PAPER_STEPS = 6 * 40_000 + 3 * 20_000  # ReLU grid + GELU, ReGLU, SwiGLU (Appendix A.1)
+from monosem.models import GATED, MLPStack
+from monosem.train import LR_A2, TrainData, a2_config, train
 
 
-def steps_per_second(k: int, args, x, y, xv, yv, dev, kernel: str = "auto") -> float:
-    cfg = TrainConfig(max_steps=args.steps, batch=args.batch, lr=1e-3, eval_every=args.steps)
-    stack = MLPStack(x.shape[1], args.width, args.activation, list(range(k)), kernel=kernel, device=dev)
-    train(stack, TrainData(x, y, xv, yv), TrainConfig(max_steps=5, batch=args.batch, lr=1e-3, eval_every=5), progress=False)  # warm-up
+def _sync(dev: torch.device) -> None:
     if dev.type == "cuda":
         torch.cuda.synchronize()
+
+
+def rate(fn, dev: torch.device, seconds: float) -> float:
+    """Calls of ``fn`` per second, after one warm-up call, over about ``seconds``."""
+    fn(1)
+    _sync(dev)
     t0 = time.perf_counter()
-    train(stack, TrainData(x, y, xv, yv), cfg, progress=False)
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    return args.steps / (time.perf_counter() - t0)
+    fn(3)
+    _sync(dev)
+    per = (time.perf_counter() - t0) / 3
+    n = max(3, int(seconds / max(per, 1e-6)))
+    t0 = time.perf_counter()
+    fn(n)
+    _sync(dev)
+    return n / (time.perf_counter() - t0)
+
+
+def monosem_runner(x, y, width, batch, act, dev, gradients):
+    data = TrainData(x, y)
+
+    def run(steps: int) -> None:
+        cfg = a2_config(act, min_steps=0, max_steps=steps, batch=batch, eval_every=10**9, target_mse=0.0)
+        stack = MLPStack(x.shape[1], width, act, [0], device=dev)
+        train(stack, data, cfg, progress=False, gradients=gradients)
+
+    return run
+
+
+class _Plain(nn.Module):
+    def __init__(self, d: int, width: int, act: str) -> None:
+        super().__init__()
+        self.act, self.width = act, width
+        self.hidden = nn.Linear(d, 2 * width if act in GATED else width)
+        self.out = nn.Linear(width, 1)
+
+    def forward(self, x):
+        pre = self.hidden(x)
+        if self.act == "reglu":
+            g, v = pre.chunk(2, dim=-1)
+            h = torch.relu(g) * v
+        elif self.act == "swiglu":
+            g, v = pre.chunk(2, dim=-1)
+            h = nn.functional.silu(g) * v
+        else:
+            h = torch.relu(pre) if self.act == "relu" else nn.functional.gelu(pre)
+        return self.out(h).squeeze(-1)
+
+
+def plain_runner(x, y, width, batch, act, dev):
+    n = x.shape[0]
+
+    def run(steps: int) -> None:
+        torch.manual_seed(0)
+        model = _Plain(x.shape[1], width, act).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=LR_A2[act])
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda t: 0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * min(t, steps) / steps)))
+        perm, pos = torch.randperm(n, device=dev), 0
+        for _ in range(steps):
+            if pos + batch > n:
+                perm, pos = torch.randperm(n, device=dev), 0
+            idx = perm[pos : pos + batch]
+            pos += batch
+            loss = ((model(x[idx]) - y[idx]) ** 2).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+
+    return run
+
+
+def machine_rates(dev: torch.device, seconds: float) -> tuple[float, float]:
+    """(matrix-product FLOP/s, copy bandwidth in bytes/s) of this device on the current threads."""
+    a = torch.randn(2048, 2048, device=dev)
+    b = torch.randn(2048, 2048, device=dev)
+    mm = rate(lambda k: [a @ b for _ in range(k)], dev, seconds) * 2 * 2048**3
+    src = torch.randn(64 * 2**20 // 4, device=dev)
+    dst = torch.empty_like(src)
+    bw = rate(lambda k: [dst.copy_(src) for _ in range(k)], dev, seconds) * 2 * src.numel() * 4
+    return mm, bw
+
+
+def floor_seconds(width: int, batch: int, act: str, d: int, mm: float, bw: float) -> float:
+    """A lower bound on one update: its matrix-product FLOPs at the mm rate plus the traffic of
+    about six float32 passes over the (B, H) activations at the copy bandwidth."""
+    H = 2 * width if act in GATED else width
+    flops = 4 * batch * (d + 1) * H + 4 * batch * width
+    traffic = 6 * batch * H * 4
+    return flops / mm + traffic / bw
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--width", type=int, default=256)
-    p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--k", type=int, default=4)
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--activation", default="relu")
-    p.add_argument("--n", type=int, default=100_000)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--sizes", nargs="+", default=["256x512", "1024x1024", "2048x2048", "4096x4096"])
+    p.add_argument("--activations", nargs="+", default=["relu", "reglu"])
+    p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement")
     p.add_argument("--device", default=None)
     args = p.parse_args()
     dev = get_device(args.device)
-    m = data.figure1_model()
-    x, y, _ = m.sample(args.n, 1, device=dev)
-    xv, yv, _ = m.sample(4096, 2, device=dev)
-    one = steps_per_second(1, args, x, y, xv, yv, dev)
-    many = steps_per_second(args.k, args, x, y, xv, yv, dev)
-    ratio = (args.k / one) / (1 / many)
-    print(f"device {dev}, threads {torch.get_num_threads()}, {args.activation}, width {args.width}, batch {args.batch}")
-    print(f"one network:            {one:8.1f} steps/s")
-    print(f"{args.k} networks batched:   {many:8.1f} steps/s  ({many * args.k:.1f} model-steps/s)")
-    print(f"batched vs sequential:  {ratio:8.2f}x  (time of {args.k} separate runs / one batched run)")
-    for kernel in ("bmm", "loop"):
-        k_many = steps_per_second(args.k, args, x, y, xv, yv, dev, kernel)
-        print(f"  kernel={kernel!r:<7} {args.k} batched: {k_many:8.1f} steps/s, ratio {(args.k / one) * k_many:5.2f}x")
-    # cost per step taken proportional to width x batch (the matmuls dominate at the paper's size)
-    scale = (2048 * 2048) / (args.width * args.batch)
-    print(f"paper profile of Section 3.1 (ReLU-sized steps, x{scale:g} the work per step): "
-          f"{PAPER_STEPS * scale / one / 3600:.2f} h one at a time, "
-          f"{PAPER_STEPS * scale / (many * args.k) / 3600:.2f} h batched by {args.k}")
+    x, y, _ = mixed_link_model(10, run=0).pool(20_000, run=0, device=dev)
+    d = x.shape[1]
+    print(f"device {dev}; Figure 2 data, d = {d}, n = {x.shape[0]}; updates per second of one network")
+    print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'monosem':>9} {'autograd':>9} {'plain':>9} "
+          f"{'vs autograd':>12} {'vs plain':>9} {'floor':>9} {'of floor':>9}")
+    for threads in args.threads:
+        if dev.type == "cpu":
+            torch.set_num_threads(threads)
+        mm, bw = machine_rates(dev, args.seconds / 2)
+        print(f"# {threads} thread(s): matrix products {mm / 1e9:.0f} GFLOP/s, copy bandwidth {bw / 1e9:.1f} GB/s")
+        for act in args.activations:
+            for size in args.sizes:
+                width, batch = (int(v) for v in size.split("x"))
+                r = {
+                    "monosem": rate(monosem_runner(x, y, width, batch, act, dev, "manual"), dev, args.seconds),
+                    "autograd": rate(monosem_runner(x, y, width, batch, act, dev, "autograd"), dev, args.seconds),
+                    "plain": rate(plain_runner(x, y, width, batch, act, dev), dev, args.seconds),
+                }
+                floor = 1.0 / floor_seconds(width, batch, act, d, mm, bw)
+                print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
+                      f"{r['monosem'] / r['autograd']:>11.2f}x {r['monosem'] / r['plain']:>8.2f}x {floor:>9.0f} "
+                      f"{r['monosem'] / floor:>8.0%}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 from .figure1 import FIGURE1_SAMPLE_SEEDS, Figure1Run, figure1_data, paper_profile_estimate, relative_movement, train_figure1
 from .loop import (
+    A2_FINAL_LR_RATIO,
+    A2_MIN_REL_IMPROVEMENT,
+    A2_TARGET_MSE,
     LR_A1,
     LR_A1_RELU_GRID,
     LR_A2,
@@ -18,6 +21,9 @@ from .loop import (
 )
 
 __all__ = [
+    "A2_FINAL_LR_RATIO",
+    "A2_MIN_REL_IMPROVEMENT",
+    "A2_TARGET_MSE",
     "LR_A1",
     "LR_A1_RELU_GRID",
     "LR_A2",

@@ -45,8 +45,12 @@ from ..atomic import atomic_torch_save
 from ..checks import check_int, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
+from .step import autograd_loss_and_grads, loss_and_grads
 
 __all__ = [
+    "A2_FINAL_LR_RATIO",
+    "A2_MIN_REL_IMPROVEMENT",
+    "A2_TARGET_MSE",
     "LR_A1",
     "LR_A1_RELU_GRID",
     "LR_A2",
@@ -66,10 +70,18 @@ __all__ = [
 #: value of the grid :data:`LR_A1_RELU_GRID`.
 LR_A1 = {"relu": 0.004, "gelu": 0.016, "reglu": 0.0016, "swiglu": 0.0256}
 LR_A1_RELU_GRID = (0.004, 0.008, 0.012, 0.016, 0.024, 0.032)
-#: Appendix A.2 initial learning rates (each decays to 1/100).
+#: Appendix A.2 initial learning rates (each decays to 1/100: :data:`A2_FINAL_LR_RATIO`).
 LR_A2 = {"relu": 1e-2, "gelu": 3e-2, "reglu": 3e-3, "swiglu": 1e-2}
+#: Appendix A.2: the schedules end at 1/100 of the initial rate (10^-2 -> 10^-4, ...).
+A2_FINAL_LR_RATIO = 0.01
+#: Appendix A.2: stop at a training MSE of 4e-4, "which equals the label-noise variance".
+A2_TARGET_MSE = 4e-4
+#: Appendix A.2: the plateau rule's relative training-MSE improvement.
+A2_MIN_REL_IMPROVEMENT = 5e-4
 
 _PARAMS = ("W", "b", "a", "a0")
+#: how a step's gradient is computed (see ``train(gradients=...)``)
+_GRADIENTS = {"manual": loss_and_grads, "autograd": autograd_loss_and_grads}
 _EVAL_CHUNK = 8192
 
 
@@ -134,8 +146,10 @@ def a2_config(
     batch: int = 4096,
     eval_every: int = 500,
     patience_evals: int = 60,
-    target_mse: float = 4e-4,
+    target_mse: float = A2_TARGET_MSE,
     lr: float | None = None,
+    final_lr_ratio: float = A2_FINAL_LR_RATIO,
+    min_rel_improvement: float = A2_MIN_REL_IMPROVEMENT,
 ) -> TrainConfig:
     """Appendix A.2: Adam, batch 4 096, cosine decay to 1/100, 20 000-200 000 updates, stop at
     training MSE 4e-4 or after 60 evaluations (every 500 updates) without 5e-4 relative
@@ -143,9 +157,9 @@ def a2_config(
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
     return TrainConfig(
-        max_steps=max_steps, batch=batch, lr=LR_A2[activation] if lr is None else lr, final_lr_ratio=0.01,
+        max_steps=max_steps, batch=batch, lr=LR_A2[activation] if lr is None else lr, final_lr_ratio=final_lr_ratio,
         protocol="a2", eval_every=eval_every, min_steps=min_steps, target_mse=target_mse,
-        patience_evals=patience_evals, min_rel_improvement=5e-4,
+        patience_evals=patience_evals, min_rel_improvement=min_rel_improvement,
     )
 
 
@@ -355,6 +369,7 @@ def train(
     progress: bool = True,
     desc: str | None = None,
     callback: Callable[[int], None] | None = None,
+    gradients: str = "manual",
 ) -> TrainResult:
     """Train ``model`` (an :class:`MLP` or a stack of ``M`` of them) as in Appendix A.1 or A.2.
 
@@ -379,7 +394,14 @@ def train(
         Show a tqdm bar (``TQDM_DISABLE=1`` silences it).
     callback:
         Called with the step count after every update (used by the tests to interrupt a run).
+    gradients:
+        ``"manual"`` (default): the hand-derived loss gradient of :mod:`monosem.train.step`;
+        ``"autograd"``: the same gradient through ``torch.autograd`` (the reference; slower).
+        Both give the same updates to rounding.
     """
+    if gradients not in _GRADIENTS:
+        raise ValueError(f"gradients={gradients!r} is not allowed; use one of {sorted(_GRADIENTS)}")
+    gradient = _GRADIENTS[gradients]
     stack = MLPStack.from_models([model]) if isinstance(model, MLP) else model
     if not isinstance(stack, MLPStack):
         raise ValueError(f"model must be an MLP or an MLPStack, got {type(model).__name__}")
@@ -449,8 +471,7 @@ def train(
         idx = order.indices(step)
         xb = _take(x_tr, idx, per_model_x)
         yb = _take(y_tr, idx, per_model_x)
-        loss = ((stack(xb) - yb) ** 2).mean(dim=1)
-        grads = torch.autograd.grad(loss.sum(), params)
+        grads = gradient(stack, xb, yb)[1:]
         # Adam (torch.optim.Adam's update, with one learning rate per model; frozen models get 0)
         t = step + 1
         lr_t = cosine_lr(step, config.max_steps, lr0, config.final_lr_ratio) * active
