@@ -4,8 +4,9 @@
     monosem run FIGURE --profile P [--jobs N]  compute every missing cell of FIGURE (resumable)
     monosem status FIGURE --profile P          what is cached and what is missing
     monosem plot FIGURE --profile P [--out F]  draw FIGURE from the cache
+    monosem record FIGURE --profile P          copy FIGURE's cached cells to monosem/recorded/
 
-FIGURE is one of fig2, fig4, fig6. Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
+FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long). Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
 ``results/cache``).
 """
 
@@ -45,11 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--slurm-partition", default=None)
     run.add_argument("--slurm-gpus", type=int, default=None)
     run.add_argument("--slurm-timeout-min", type=int, default=240)
-    status = sub.add_parser("status", help="what is cached and what is missing")
+    status = sub.add_parser("status", help="what is cached, missing and recorded, per method")
     figure_args(status)
+    status.add_argument("--missing", action="store_true", help="also list every missing cell")
     plot = sub.add_parser("plot", help="draw a figure from the cache")
     figure_args(plot)
     plot.add_argument("--out", type=Path, default=None, help="output image (default: FIGURE-PROFILE.png)")
+    record = sub.add_parser("record", help="copy a figure's cached cells to the package's recorded results")
+    figure_args(record)
     return ap
 
 
@@ -75,11 +79,28 @@ def _dispatch(args: argparse.Namespace) -> int:
     cache = ResultCache(args.cache)
     jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if args.command == "status":
-        done, missing = cache.status(dict.fromkeys(jobs))
+        from .experiments.recorded import load_recorded_cells
+
+        unique = list(dict.fromkeys(jobs))
+        done, missing = cache.status(unique)
+        recorded = load_recorded_cells(unique, args.profile)
         print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
-        print(f"{len(done)} of {len(done) + len(missing)} cells cached, {len(missing)} missing")
-        for job in missing:
-            print(f"  missing: {job.label()}")
+        print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing; {len(recorded)} recorded in the package")
+        done_set = set(done)
+        for method in dict.fromkeys(j.method for j in unique):
+            mine = [j for j in unique if j.method == method]
+            c = sum(j in done_set for j in mine)
+            r = sum(j in recorded for j in mine)
+            print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
+        if args.missing:
+            for job in missing:
+                print(f"  missing: {job.label()}" + (f" width {job.param_dict['width']}" if "width" in job.param_dict else ""))
+        return 0
+    if args.command == "record":
+        from .experiments.recorded import record_cells, recorded_cells_dir
+
+        n_rec, n_missing = record_cells(jobs, cache, args.profile)
+        print(f"{args.figure}: {n_rec} cells recorded in {recorded_cells_dir(args.profile)}, {n_missing} not computed yet")
         return 0
     if args.command == "run":
         from .experiments.figures import run_figure

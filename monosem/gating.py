@@ -160,11 +160,11 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         _relu_parts(self.mlp)
 
     def _local_estimator(self):
-        params = dict(self.local_params or {})
-        params.setdefault("random_state", self.random_state)
+        params = {"bandwidth": "median", "ridge": 1e-6, "solver": "auto", "random_state": self.random_state}
+        params |= self.local_params or {}
         if self.local == "laplace":
-            return LaplaceKernelRegressor(bandwidth="median", ridge=1e-6, solver="auto", **params)
-        return RFMRegressor(iterations=3, bandwidth="median", ridge=1e-6, solver="auto", **params)
+            return LaplaceKernelRegressor(**params)
+        return RFMRegressor(**{"iterations": 3} | params)
 
     def gate_features(self, X) -> tuple[torch.Tensor, np.ndarray]:
         """Profiles of ``X`` over the active neurons and their nearest-centroid gates."""

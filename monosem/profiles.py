@@ -1,6 +1,6 @@
 """Run profiles: how big every experiment is.
 
-Three profiles, chosen by name everywhere (the ``profile`` parameter of every notebook, the CLI's
+Four profiles, chosen by name everywhere (the ``profile`` parameter of every notebook, the CLI's
 ``--profile``):
 
 ``smoke``
@@ -8,6 +8,12 @@ Three profiles, chosen by name everywhere (the ``profile`` parameter of every no
 ``cpu`` (the default)
     the rendered book on a 2-core laptop: every phenomenon of the paper visible at reduced scale.
     Pages that show a ``cpu`` result label it as reduced-scale and say what was shrunk.
+``long``
+    Sections 3.2 and 3.3 (Figures 2, 4, 6) at the paper's training sizes and protocol, with the
+    networks narrowed to what a 2-core CPU affords (width 1 024, batch 1 024), plus the *regime
+    map* (``Profile.regime``): K = 10 and 50, n from 10 000 to 200 000, two network sizes. Hours
+    of CPU: computed once and shipped as recorded results (``monosem/recorded/``); the other
+    sections keep their ``cpu`` sizes.
 ``paper``
     the paper's exact settings (Appendix A); a GPU job.
 
@@ -33,7 +39,7 @@ __all__ = [
     "get_profile",
 ]
 
-PROFILE_NAMES = ("smoke", "cpu", "paper")
+PROFILE_NAMES = ("smoke", "cpu", "long", "paper")
 DEFAULT_PROFILE = "cpu"
 
 
@@ -100,6 +106,13 @@ class SampleEfficiencySizes:
     patience_evals: int
     exact_max_n: int = 11_000
     agop_samples: int = 20_000
+    #: the (width, batch) pairs of the MLP cells; ``None``: the one pair (width, batch). The regime
+    #: map trains every MLP cell at several network sizes.
+    mlp_sizes: tuple[tuple[int, int], ...] | None = None
+
+    def network_sizes(self) -> tuple[tuple[int, int], ...]:
+        """The (width, batch) pairs at which the MLP cells are trained."""
+        return self.mlp_sizes if self.mlp_sizes is not None else ((self.width, self.batch),)
 
 
 @dataclass(frozen=True)
@@ -161,6 +174,9 @@ class Profile:
     theorem1: Theorem1Sizes
     theorem2: Theorem2Sizes
     reduced_scale: bool = field(default=True)
+    #: the regime map of Section 3.2 (K, n and network size swept at the A.2 protocol); only the
+    #: ``long`` profile has one
+    regime: SampleEfficiencySizes | None = None
 
 
 _PROFILES: dict[str, Profile] = {
@@ -237,8 +253,30 @@ _PROFILES: dict[str, Profile] = {
 }
 
 
+_CPU = _PROFILES["cpu"]
+_PROFILES["long"] = Profile(
+    name="long",
+    description=("Sections 3.2-3.3 at the paper's sizes and A.2 protocol, networks of width 1 024 "
+                 "(batch 1 024); hours of CPU, shipped as recorded results. Other sections as 'cpu'"),
+    setting=_CPU.setting,
+    feature_learning=_CPU.feature_learning,
+    specialization=_CPU.specialization,
+    sample_efficiency=SampleEfficiencySizes(
+        Ks=(1, 2, 10, 50), ns=(20_000, 50_000, 100_000), n_test=4_096, runs=2, width=1_024,
+        batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
+    ),
+    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000, 100_000), n_test=4_096, runs=2),
+    theorem1=_CPU.theorem1,
+    theorem2=_CPU.theorem2,
+    regime=SampleEfficiencySizes(
+        Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
+        batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
+        mlp_sizes=((256, 512), (1_024, 1_024)),
+    ),
+)
+
 def get_profile(name: str | Profile = DEFAULT_PROFILE) -> Profile:
-    """The :class:`Profile` called ``name`` (``'smoke'``, ``'cpu'`` or ``'paper'``).
+    """The :class:`Profile` called ``name`` (one of :data:`PROFILE_NAMES`).
 
     A :class:`Profile` instance is returned unchanged, so functions can take either.
     """

@@ -40,13 +40,25 @@ def test_keys_are_sensitive_to_every_field():
         dataclasses.replace(base, K=2),
         dataclasses.replace(base, n=2000),
         dataclasses.replace(base, run=1),
-        dataclasses.replace(base, profile="paper"),
         Job.make("mlp-relu", 10, 1000, 0, "cpu", width=65, lr=0.01),
         Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.02),
         Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, extra=True),
     ]
     keys = {base.key()} | {v.key() for v in variants}
     assert len(keys) == len(variants) + 1
+    # the declaring profile is a label, not an input of the computation: one cell, one key
+    assert dataclasses.replace(base, profile="long").key() == base.key()
+
+
+def test_profiles_share_cells_that_compute_the_same_thing():
+    from monosem.experiments.sweeps import sweep
+
+    fig2 = {j.key(): j for j in sweep("fig2", "long")}
+    regime = {j.key(): j for j in sweep("regime", "long")}
+    shared = set(fig2) & set(regime)
+    # K = 10, 50 x n = 20k, 50k, 100k x run 0 x (ReLU and ReGLU at width 1 024, RFM, 2 oracles, Bayes)
+    assert len(shared) == 2 * 3 * 6
+    assert {regime[k].param_dict.get("width") for k in regime} == {256, 1024, None}
 
 
 def test_cache_version_is_part_of_the_key(monkeypatch):
@@ -179,10 +191,11 @@ def test_cli_status_run_and_errors(tmp_path, capsys):
     args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes"]
     assert main(["status", "fig2", *args]) == 0
     out = capsys.readouterr().out
-    assert "0 of 4 cells cached, 4 missing" in out and "missing: bayes K=1 n=500 run=0" in out
+    assert "0 of 4 cells cached, 4 missing" in out and "bayes              0 cached    4 missing" in out
+    assert "missing: bayes" not in out  # a summary per method; --missing lists the cells
     assert main(["run", "fig2", *args, "--K", "10"]) == 0
     capsys.readouterr()
-    assert main(["status", "fig2", *args]) == 0
+    assert main(["status", "fig2", *args, "--missing"]) == 0
     out = capsys.readouterr().out
     assert "2 of 4 cells cached, 2 missing" in out and "missing: bayes K=1 n=500 run=0" in out
     with pytest.raises(SystemExit):

@@ -12,8 +12,8 @@ import torch
 from monosem import device, profiles
 
 
-def test_three_profiles_and_default():
-    assert profiles.PROFILE_NAMES == ("smoke", "cpu", "paper")
+def test_four_profiles_and_default():
+    assert profiles.PROFILE_NAMES == ("smoke", "cpu", "long", "paper")
     assert profiles.get_profile().name == "cpu"
     for name in profiles.PROFILE_NAMES:
         p = profiles.get_profile(name)
@@ -33,9 +33,21 @@ def test_paper_profile_holds_the_papers_settings():
     assert p.gates.Ks == (2, 5, 10, 50)
 
 
+def test_long_profile_keeps_the_papers_protocol_and_sizes():
+    """The long profile narrows the networks only: the A.2 protocol, kernel settings and training
+    sizes are the paper's."""
+    paper, long = profiles.get_profile("paper").sample_efficiency, profiles.get_profile("long").sample_efficiency
+    for name in ("min_steps", "max_steps", "eval_every", "patience_evals", "exact_max_n", "agop_samples", "n_test", "Ks"):
+        assert getattr(long, name) == getattr(paper, name), name
+    assert set(long.ns) <= set(paper.ns) and (long.width, long.batch) == (1_024, 1_024)
+    regime = profiles.get_profile("long").regime
+    assert regime.Ks == (10, 50) and regime.network_sizes() == ((256, 512), (1_024, 1_024))
+    assert all(profiles.get_profile(n).regime is None for n in ("smoke", "cpu", "paper"))
+
+
 @pytest.mark.parametrize("bad", ["fast", "", "CPU", None, 3])
 def test_unknown_profile_lists_valid_ones(bad):
-    with pytest.raises(ValueError, match="smoke.*cpu.*paper"):
+    with pytest.raises(ValueError, match="smoke.*cpu.*long.*paper"):
         profiles.get_profile(bad)
 
 

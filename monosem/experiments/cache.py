@@ -23,10 +23,12 @@ from typing import Any, Iterable
 
 from ..atomic import atomic_write_json
 
-__all__ = ["CACHE_VERSION", "Job", "ResultCache", "default_cache_dir", "atomic_write_json"]
+__all__ = ["CACHE_VERSION", "Job", "ResultCache", "config_without_version", "default_cache_dir", "atomic_write_json"]
 
-#: Bump when a change to the code makes old cached results wrong.
-CACHE_VERSION = 1
+#: Bump when a change to the code makes old cached results wrong. 2: the key no longer holds the
+#: profile's name (a cell computed for two profiles with the same settings is one cell), and it
+#: holds the working precision and every training and solver setting the computation reads.
+CACHE_VERSION = 2
 
 
 def default_cache_dir() -> Path:
@@ -54,10 +56,13 @@ def _canonical(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Job:
-    """One cell of a sweep: a method evaluated at (K, n, run) under a profile.
+    """One cell of a sweep: a method evaluated at (K, n, run), declared by a profile.
 
     ``params`` holds every other setting the computation depends on (widths, steps, learning
-    rates, test size, ...), as a tuple of ``(name, value)`` pairs so that the job is hashable.
+    rates, test size, precision, ...), as a tuple of ``(name, value)`` pairs so that the job is
+    hashable. ``profile`` only says which profile declared the job: it is not part of the key,
+    so the same cell declared by two profiles (or by the regime map and a profile) is computed
+    once.
     """
 
     method: str
@@ -83,7 +88,6 @@ class Job:
             "K": self.K,
             "n": self.n,
             "run": self.run,
-            "profile": self.profile,
             "params": _canonical(self.param_dict),
         }
 
@@ -103,6 +107,20 @@ def _versions() -> dict[str, str]:
     from .. import __version__
 
     return {"monosem": __version__, "torch": torch.__version__, "numpy": numpy.__version__, "python": platform.python_version()}
+
+
+def _threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
+def config_without_version(config: dict[str, Any]) -> str:
+    """A job configuration as canonical JSON without its cache version: what a recorded cell is
+    matched on, so that recorded results outlive a bump of :data:`CACHE_VERSION` that does not
+    change what the cell computes."""
+    plain = {k: v for k, v in config.items() if k != "cache_version"}
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 class ResultCache:
@@ -129,7 +147,8 @@ class ResultCache:
             "config": job.config(),
             "key": job.key(),
             "metrics": metrics,
-            "timing": {"seconds": seconds, "device": device, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+            "timing": {"seconds": seconds, "device": device, "threads": _threads(),
+                       "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
             "versions": _versions(),
         }
         atomic_write_json(self.path(job), record)

@@ -66,11 +66,17 @@ def plot_figure(
     Ks: Sequence[int] | None = None,
     methods: Sequence[str] | None = None,
     metric: str = "test_mse",
+    records: dict | None = None,
+    source: str = "",
 ) -> plt.Figure:
-    """One panel per K: test MSE against n for every method, mean +- one std over runs."""
-    cache = cache or ResultCache()
+    """One panel per K: test MSE against n for every method, mean +- one std over runs.
+
+    ``records`` (``{job: record}``, e.g. recorded cells) are drawn instead of the cache's;
+    ``source`` is added to the title (e.g. "recorded").
+    """
     P = get_profile(profile)
-    records = cached_records(figure, P, cache, Ks=Ks, methods=methods)
+    if records is None:
+        records = cached_records(figure, P, cache or ResultCache(), Ks=Ks, methods=methods)
     cells = aggregate(records, metric)
     grid = getattr(P, FIGURES[figure].sizes)
     Ks = list(Ks or grid.Ks)
@@ -88,5 +94,5 @@ def plot_figure(
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)))
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
-        fig.suptitle(FIGURES[figure].title + scale)
+        fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else ""))
     return fig

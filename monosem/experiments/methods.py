@@ -21,14 +21,14 @@ import torch
 
 from ..atomic import atomic_torch_save
 from ..data import mixed_link_model
-from ..device import get_device
+from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack
-from ..train import TrainData, a2_config, train
+from ..train import TrainConfig, TrainData, train
 from .cache import Job, ResultCache
 
-__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack"]
+__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason"]
 
 
 def max_stack() -> int:
@@ -42,8 +42,15 @@ def max_stack() -> int:
     return 16 if get_device().type == "cuda" else 4
 
 
-def dataset(job: Job, dtype: torch.dtype = torch.float32):
-    """``(model, (X, y, c) train, (X, y, c) test)`` of a job (CPU tensors)."""
+def _dtype(job: Job) -> torch.dtype:
+    """The job's working precision (``params["dtype"]``)."""
+    return resolve_dtype(job.param_dict.get("dtype", "float32"))
+
+
+def dataset(job: Job, dtype: torch.dtype | None = None):
+    """``(model, (X, y, c) train, (X, y, c) test)`` of a job (CPU tensors, in the job's precision
+    unless ``dtype`` is given)."""
+    dtype = dtype if dtype is not None else _dtype(job)
     model = mixed_link_model(job.K, run=job.run)
     train = model.pool(job.n, run=job.run, device="cpu", dtype=dtype)
     test = model.test_set(job.param_dict["n_test"], run=job.run, device="cpu", dtype=dtype)
@@ -72,7 +79,9 @@ def _by_iteration(predict, y) -> dict[str, Any]:
 
 
 def _kernel_kwargs(p: dict[str, Any], seed: int) -> dict[str, Any]:
-    return {"ridge": p["ridge"], "exact_max_n": p["exact_max_n"], "target_mse": p["target_mse"], "random_state": seed}
+    """The solver settings of a kernel cell, from its key alone."""
+    return {"ridge": p["ridge"], "exact_max_n": p["exact_max_n"], "target_mse": p["target_mse"],
+            "max_iter": p["solver_max_iter"], "dtype": p["dtype"], "random_state": seed}
 
 
 def compute_bayes(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
@@ -148,11 +157,8 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     pools = [sets[(j.K, j.run)][0] for j in jobs]
     tests = [sets[(j.K, j.run)][1] for j in jobs]
     data = TrainData(torch.stack([X for X, _, _ in pools]), torch.stack([y for _, y, _ in pools]), n_used=tuple(j.n for j in jobs))
-    config = a2_config(
-        p["activation"], min_steps=p["min_steps"], max_steps=p["max_steps"], batch=p["batch"],
-        eval_every=p["eval_every"], patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"],
-    )
-    stack = MLPStack(20, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev)
+    config = _a2_config(p)
+    stack = MLPStack(20, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev, dtype=_dtype(jobs[0]))
     # periodic checkpoints beside the cache: a dropped session resumes the stack where it stopped
     ckpt = None
     if cache is not None:
@@ -168,16 +174,43 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
         path = _model_path(cache, job)
         if path is not None:
             atomic_torch_save({name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, path)
+        curve = result.history["train_mse"][:, i]
+        steps = result.history["step"]
+        ran = steps <= int(result.stop_step[i])
         out.append(_robust(pred, yte) | {
             "train_mse": float(result.best_value[i]),
             "best_step": int(result.best_step[i]),
             "stop_step": int(result.stop_step[i]),
+            "stop_reason": stop_reason(curve[ran], int(result.stop_step[i]), config),
+            # the training-MSE curve at every evaluation up to the stop (a few hundred numbers)
+            "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
             "stack_size": len(jobs),
             "stack_steps_per_second": float(result.steps_per_second),
         })
     if ckpt is not None and ckpt.exists():
         ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
+
+
+def _a2_config(p: dict[str, Any]) -> TrainConfig:
+    """The Appendix A.2 protocol of an MLP cell, from its key alone."""
+    return TrainConfig(
+        max_steps=p["max_steps"], batch=p["batch"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"], protocol="a2",
+        eval_every=p["eval_every"], min_steps=p["min_steps"], target_mse=p["target_mse"],
+        patience_evals=p["patience_evals"], min_rel_improvement=p["rel_improvement"],
+    )
+
+
+def stop_reason(curve: torch.Tensor, stop_step: int, config: TrainConfig) -> str:
+    """Why an A.2 run ended, from its training-MSE curve up to ``stop_step``: ``"target"`` (the
+    last evaluation reached the target MSE), ``"diverged"`` (it is not finite), ``"plateau"``
+    (stopped early otherwise) or ``"cap"`` (ran to ``max_steps``)."""
+    last = float(curve[-1]) if len(curve) else float("nan")
+    if not np.isfinite(last):
+        return "diverged"
+    if stop_step >= config.min_steps and last <= config.target_mse:
+        return "target"
+    return "cap" if stop_step >= config.max_steps else "plateau"
 
 
 # ------------------------------------------------------------------------- MLP-gated kernels
@@ -194,7 +227,7 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
     local = "laplace" if job.method == "gated-laplace" else "rfm"
     est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=p["n_init"], max_iter=p["max_iter"],
-                            local_params={"exact_max_n": p["exact_max_n"], "target_mse": p["target_mse"]},
+                            local_params=_kernel_kwargs(p, job.run) | ({"agop_samples": p["agop_samples"]} if local == "rfm" else {}),
                             random_state=job.run).fit(X, y)
     gates = est.assign(Xte)  # route the test points once
     out = {

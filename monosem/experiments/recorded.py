@@ -5,6 +5,14 @@ GPU, or a long CPU run) shows those numbers from a small JSON file in ``monosem/
 to its own reduced-scale results, with the machine and the measured time. Files are plain JSON
 (nothing is unpickled) written atomically; they live inside the package so that a Colab install
 finds them too.
+
+Sweep cells (Figures 2, 4, 6 and the regime map) are recorded one file per cell,
+``monosem/recorded/cells_<profile>/<method>/<key>.json``: the result-cache record (configuration,
+metrics, wall time, threads, versions) plus the machine and the commit that exported it
+(:func:`record_cells`, ``python -m monosem record FIGURE --profile P``). A long run is committed
+cell by cell as it goes. :func:`load_recorded_cells` matches them to a sweep's jobs by their
+configuration without the cache version, so every recorded number is recomputable from its key:
+``python -m monosem run FIGURE --profile P --K .. --n .. --runs .. --methods ..``.
 """
 
 from __future__ import annotations
@@ -22,9 +30,17 @@ from typing import Any
 import torch
 
 from ..atomic import atomic_write_json
-from .cache import _versions
+from .cache import Job, ResultCache, _versions, config_without_version
 
-__all__ = ["recorded_path", "load_recorded", "save_recorded", "machine_description"]
+__all__ = [
+    "recorded_path",
+    "load_recorded",
+    "save_recorded",
+    "machine_description",
+    "recorded_cells_dir",
+    "record_cells",
+    "load_recorded_cells",
+]
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
 
@@ -100,3 +116,58 @@ def save_recorded(name: str, profile: str, results: dict[str, Any], seconds: flo
     target = Path(path) if path is not None else recorded_path(name)
     atomic_write_json(target, payload)
     return target
+
+
+def recorded_cells_dir(profile: str) -> Path:
+    """``monosem/recorded/cells_<profile>/`` (whether or not it exists)."""
+    return Path(str(resources.files("monosem") / "recorded")) / f"cells_{_check_name(profile)}"
+
+
+def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None) -> tuple[int, int]:
+    """Copy the cached results of ``jobs`` into the recorded cells of ``profile`` (atomically; a
+    cell already recorded with the same result is left alone). Returns ``(recorded, missing)``:
+    how many of ``jobs`` are now recorded and how many have no cached result yet."""
+    base = Path(root) if root is not None else recorded_cells_dir(profile)
+    machine = None
+    recorded = missing = 0
+    for job in dict.fromkeys(jobs):
+        if not cache.has(job):
+            missing += 1
+            continue
+        record = cache.load(job)
+        target = base / job.method / f"{job.key()}.json"
+        if target.exists():
+            with open(target, encoding="utf-8") as fh:
+                old = json.load(fh)
+            if old.get("metrics") == record["metrics"] and old.get("config") == record["config"]:
+                recorded += 1
+                continue
+        if machine is None:
+            machine = machine_description()
+        atomic_write_json(target, _plain(record | {"profile": profile, "machine": machine}))
+        recorded += 1
+    return recorded, missing
+
+
+def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = None) -> dict[Job, dict[str, Any]]:
+    """``{job: record}`` for the jobs among ``jobs`` that the recorded cells of ``profile`` hold
+    (matched on the configuration without the cache version; the others are left out)."""
+    base = Path(root) if root is not None else recorded_cells_dir(profile)
+    if not base.exists():
+        return {}
+    index: dict[str, dict[str, Any]] = {}
+    for path in sorted(base.glob("*/*.json")):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                record = json.load(fh)
+            index[config_without_version(record["config"])] = record
+        except (OSError, ValueError, KeyError) as err:
+            import warnings
+
+            warnings.warn(f"recorded cell {path} is unreadable ({err}); it is left out", stacklevel=2)
+    out = {}
+    for job in dict.fromkeys(jobs):
+        record = index.get(config_without_version(job.config()))
+        if record is not None:
+            out[job] = record
+    return out

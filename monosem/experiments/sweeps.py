@@ -1,8 +1,8 @@
 """Every figure of Section 3 as a declared sweep: the grid K x n x run x method at a profile.
 
 ``sweep("fig2", "cpu")`` lists the jobs of Figure 2 at the cpu profile. The MLP and kernel cells of
-Figures 2, 4 and 6 with the same settings are the same jobs (one cache entry), so a trained MLP
-is shared between the figures.
+Figures 2, 4 and 6 (and of the regime map) with the same settings are the same jobs (one cache
+entry), so a trained MLP is shared between the figures.
 """
 
 from __future__ import annotations
@@ -10,22 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..profiles import Profile, get_profile
+from ..device import default_dtype
+from ..kernels.solvers import TARGET_TRAIN_MSE
+from ..models import ACTIVATIONS
+from ..profiles import Profile, SampleEfficiencySizes, get_profile
+from ..train import A2_FINAL_LR_RATIO, A2_MIN_REL_IMPROVEMENT, A2_TARGET_MSE, LR_A2
 from .cache import Job
 
-__all__ = ["FIGURES", "MLP_SCHEDULES", "Figure", "sweep", "method_params"]
+__all__ = ["FIGURES", "Figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER"]
 
-#: Appendix A.2: Adam learning-rate schedules (cosine decay from the first to the second value).
-MLP_SCHEDULES = {
-    "relu": (1e-2, 1e-4),
-    "gelu": (3e-2, 3e-4),
-    "reglu": (3e-3, 3e-5),
-    "swiglu": (1e-2, 1e-4),
-}
-#: Appendix A.2: stop at the label-noise variance.
-TARGET_TRAIN_MSE = 4e-4
-#: Appendix A.2: plateau rule, relative training-MSE improvement.
-PLATEAU_REL_IMPROVEMENT = 5e-4
+#: Appendix A.2: "Exact kernel solves ... include a ridge parameter of 10^-6".
+KERNEL_RIDGE = 1e-6
+#: EigenPro's "optimization limit" (Appendix A.2 names none): at most this many epochs. Our choice,
+#: the default of :class:`~monosem.kernels.LaplaceKernelRegressor`.
+SOLVER_MAX_ITER = 200
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,9 @@ FIGURES: dict[str, Figure] = {
                    ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu", "bayes"), "sample_efficiency"),
     "fig4": Figure("fig4", "Figure 4: MLP-gated local predictors (Section 3.3)",
                    ("mlp-relu", "laplace", "rfm", "gated-laplace", "gated-rfm", "oracle-laplace", "oracle-rfm"), "gates"),
+    # global Laplace is RFM's iteration 0 (same bandwidth rule and solver): read off the rfm cell
+    "regime": Figure("regime", "Regime map: MLPs against the oracles as n and the network grow (Section 3.2)",
+                     ("mlp-relu", "mlp-reglu", "rfm", "oracle-laplace", "oracle-rfm", "bayes"), "regime"),
 }
 
 
@@ -54,26 +55,50 @@ def _check_figure(figure: str) -> Figure:
     return FIGURES[figure]
 
 
-def method_params(method: str, P: Profile) -> dict:
-    """Every setting a method's result depends on, at profile ``P`` (part of the cache key)."""
-    se = P.sample_efficiency
-    common = {"n_test": se.n_test}
+def _grid(fig: Figure, P: Profile):
+    sizes = getattr(P, fig.sizes)
+    if sizes is None:
+        raise ValueError(f"profile {P.name!r} has no {fig.sizes} grid (figure {fig.name!r}); use profile 'long'")
+    return sizes
+
+
+def method_params(method: str, P: Profile, network: tuple[int, int] | None = None,
+                  sizes: SampleEfficiencySizes | None = None) -> dict:
+    """Every setting a method's result depends on, at profile ``P`` (the cache key): the full
+    training protocol of an MLP cell, the solver settings of a kernel cell, the source network of a
+    gated cell, and the working precision. ``network``: the (width, batch) of an MLP cell
+    (default: the profile's); ``sizes``: the grid whose training protocol and solver settings
+    apply (default ``P.sample_efficiency``, which Figure 4 shares).
+
+    The compute functions of :mod:`.methods` read their configuration from these parameters only.
+    """
+    se = sizes if sizes is not None else P.sample_efficiency
+    common = {"n_test": se.n_test, "dtype": str(default_dtype()).removeprefix("torch.")}
     if method.startswith("mlp-"):
         act = method[4:]
-        lr0, lr1 = MLP_SCHEDULES[act]
+        if act not in ACTIVATIONS:
+            raise ValueError(f"method={method!r} is not known; the MLPs are {[f'mlp-{a}' for a in ACTIVATIONS]}")
+        width, batch = network if network is not None else (se.width, se.batch)
         return common | {
-            "activation": act, "width": se.width, "batch": se.batch, "lr": lr0, "lr_final": lr1,
+            "activation": act, "width": width, "batch": batch, "lr": LR_A2[act], "lr_final": LR_A2[act] * A2_FINAL_LR_RATIO,
             "min_steps": se.min_steps, "max_steps": se.max_steps, "eval_every": se.eval_every,
-            "patience_evals": se.patience_evals, "target_mse": TARGET_TRAIN_MSE,
-            "rel_improvement": PLATEAU_REL_IMPROVEMENT,
+            "patience_evals": se.patience_evals, "target_mse": A2_TARGET_MSE,
+            "rel_improvement": A2_MIN_REL_IMPROVEMENT,
         }
-    kernel = {"ridge": 1e-6, "exact_max_n": se.exact_max_n, "target_mse": TARGET_TRAIN_MSE, "agop_samples": se.agop_samples}
-    if method in ("laplace", "rfm"):
+    kernel = {"ridge": KERNEL_RIDGE, "exact_max_n": se.exact_max_n, "target_mse": TARGET_TRAIN_MSE,
+              "solver_max_iter": SOLVER_MAX_ITER}
+    if method == "laplace":
         return common | kernel | {"bandwidth": "cluster-median"}
-    if method in ("oracle-laplace", "oracle-rfm"):
+    if method == "rfm":
+        return common | kernel | {"bandwidth": "cluster-median", "agop_samples": se.agop_samples}
+    if method == "oracle-laplace":
         return common | kernel | {"bandwidth": "median"}
+    if method == "oracle-rfm":
+        return common | kernel | {"bandwidth": "median", "agop_samples": se.agop_samples}
     if method in ("gated-laplace", "gated-rfm"):
-        return common | kernel | {"bandwidth": "median", "n_init": 8, "max_iter": 30, "source": method_params("mlp-relu", P)}
+        extra = {"agop_samples": se.agop_samples} if method == "gated-rfm" else {}
+        return common | kernel | extra | {"bandwidth": "median", "n_init": 8, "max_iter": 30,
+                                          "source": method_params("mlp-relu", P, sizes=se)}
     if method == "bayes":
         return common
     raise ValueError(f"method={method!r} is not known")
@@ -92,19 +117,24 @@ def sweep(
     training sizes."""
     fig = _check_figure(figure)
     P = get_profile(profile)
-    sizes = getattr(P, fig.sizes)
+    sizes = _grid(fig, P)
     where = f"the {figure} grid of profile {P.name!r}"
     grid_K = _restrict(Ks, sizes.Ks, lambda bad: f"K={bad} not in {where}: {list(sizes.Ks)}")
     meths = _restrict(methods, fig.methods, lambda bad: f"methods {bad} are not part of {figure}; use some of {list(fig.methods)}")
     all_runs = _restrict(runs, range(sizes.runs), lambda bad: f"runs {bad} not in {list(range(sizes.runs))} for profile {P.name!r}")
     grid_n = _restrict(ns, sizes.ns, lambda bad: f"n={bad} not in {where}: {list(sizes.ns)}")
-    params = {method: method_params(method, P) | {"n_test": sizes.n_test} for method in meths}
+    networks = sizes.network_sizes() if isinstance(sizes, SampleEfficiencySizes) else (None,)
+    params = {
+        (method, net): method_params(method, P, net) | {"n_test": sizes.n_test}
+        for method in meths
+        for net in (networks if method.startswith("mlp-") else (None,))
+    }
     return [
-        Job.make(method, K, n, r, P.name, **params[method])
+        Job.make(method, K, n, r, P.name, **p)
         for K in grid_K
         for n in grid_n
         for r in all_runs
-        for method in meths
+        for (method, _), p in params.items()
     ]
 
 

@@ -1,0 +1,231 @@
+"""The regime map of Section 3.2: where, in (K, n, network size), the paper's two findings appear.
+
+Figure 2's curves start at n = 20 000 and use networks of width 4 096 trained for at least 20 000
+Adam updates. The map asks what a reader of the book's reduced-scale pages needs to know first:
+at K = 10 and K = 50, for n from 10 000 to 200 000 and two network sizes, how close do ReLU and
+ReGLU MLPs, trained with the full Appendix A.2 protocol, come to the per-cluster oracles, and does
+the gap shrink as n grows? Every MLP cell also says how it stopped (target MSE, plateau rule,
+update cap) and at what training MSE, so that "under-trained" and "memorized" are numbers, not
+words.
+
+The cells are ordinary sweep jobs (``sweep("regime", "long")``) shared with the ``long``
+profile's Figure 2 where their settings agree. Global Laplace is RFM's iteration 0 (same
+bandwidth rule, same solver), read off the RFM cell.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime"]
+
+#: the MLPs of the map, with the label used in its tables
+MLP_METHODS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}
+
+
+@dataclass
+class RegimeCell:
+    """All methods at one (K, n), averaged over the runs present. ``mlp`` maps
+    ``(method, width)`` to a dict of test MSE, training MSE, stop reason, stop step and seconds."""
+
+    K: int
+    n: int
+    runs: int = 0
+    mlp: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    kernels: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def best_oracle(self) -> float:
+        vals = [self.kernels[m] for m in ("oracle-rfm", "oracle-laplace") if m in self.kernels]
+        return min(vals) if vals else float("nan")
+
+
+def regime_cells(records: dict) -> list[RegimeCell]:
+    """Group ``{job: record}`` (regime-map jobs) into one :class:`RegimeCell` per (K, n)."""
+    raw: dict[tuple[int, int], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for job, rec in records.items():
+        m, t = rec["metrics"], float(rec.get("timing", {}).get("seconds", float("nan")))
+        slot = raw[(job.K, job.n)]
+        if job.method in MLP_METHODS:
+            slot[(job.method, int(job.param_dict["width"]))].append((m, t, job.param_dict))
+        elif job.method == "rfm":
+            slot["rfm"].append((m["test_mse"], t, None))
+            slot["laplace"].append((m["test_mse_by_iteration"][0], t, None))
+            slot["rfm-final"].append((m["test_mse_final"], t, None))
+        else:
+            slot[job.method].append((m["test_mse"], t, None))
+    cells = []
+    for (K, n), slot in sorted(raw.items()):
+        cell = RegimeCell(K, n)
+        for key, vals in slot.items():
+            if isinstance(key, tuple):
+                ms = [v[0] for v in vals]
+                cell.mlp[key] = {
+                    "test_mse": float(np.mean([m["test_mse"] for m in ms])),
+                    "train_mse": float(np.mean([m["train_mse"] for m in ms])),
+                    "stop_reason": "/".join(sorted({m.get("stop_reason", "?") for m in ms})),
+                    "stop_step": int(max(m["stop_step"] for m in ms)),
+                    "seconds": float(np.mean([v[1] for v in vals])),
+                    "batch": int(vals[0][2]["batch"]),
+                    "runs": len(ms),
+                }
+                cell.runs = max(cell.runs, len(ms))
+            else:
+                cell.kernels[key] = float(np.mean([v[0] for v in vals]))
+                cell.seconds[key] = float(np.mean([v[1] for v in vals]))
+        cells.append(cell)
+    return cells
+
+
+def _widths(cells: list[RegimeCell]) -> list[int]:
+    return sorted({w for c in cells for (_, w) in c.mlp})
+
+
+def format_regime(cells: list[RegimeCell]) -> str:
+    """The map as text: per (K, n) the test MSE of every MLP (with its training MSE and how it
+    stopped) and of the kernels and Bayes."""
+    widths = _widths(cells)
+    head = f"{'K':>3} {'n':>7} |"
+    for w in widths:
+        for label in MLP_METHODS.values():
+            head += f" {label + ' w' + str(w):>26} |"
+    kernel_cols = [("laplace", "Laplace"), ("rfm", "RFM best"), ("oracle-laplace", "Lap. oracle"),
+                   ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")]
+    head += "".join(f" {label:>11}" for _, label in kernel_cols)
+    lines = [head, "-" * len(head)]
+    for c in cells:
+        row = f"{c.K:>3} {c.n:>7} |"
+        for w in widths:
+            for method in MLP_METHODS:
+                m = c.mlp.get((method, w))
+                if m is None:
+                    row += f" {'-':>26} |"
+                else:
+                    txt = f"{m['test_mse']:.3g} ({m['train_mse']:.1e}, {m['stop_reason']} {m['stop_step'] // 1000}k)"
+                    row += f" {txt:>26} |"
+        for key, _ in kernel_cols:
+            v = c.kernels.get(key)
+            row += f" {v:>11.3g}" if v is not None else f" {'-':>11}"
+        lines.append(row)
+    lines.append("MLP cells: test MSE (training MSE of the kept checkpoint, why it stopped and at how many updates)")
+    return "\n".join(lines)
+
+
+def ratio_table(cells: list[RegimeCell]) -> list[dict[str, Any]]:
+    """Per (K, n, width): best MLP / best oracle, best MLP / global RFM, ReGLU / ReLU."""
+    out = []
+    for c in cells:
+        for w in _widths(cells):
+            relu, reglu = c.mlp.get(("mlp-relu", w)), c.mlp.get(("mlp-reglu", w))
+            mlps = [m["test_mse"] for m in (relu, reglu) if m is not None]
+            if not mlps:
+                continue
+            best = min(mlps)
+            out.append({
+                "K": c.K, "n": c.n, "width": w, "best_mlp": best,
+                "mlp_over_oracle": best / c.best_oracle() if c.kernels.get("oracle-rfm") or c.kernels.get("oracle-laplace") else float("nan"),
+                "mlp_over_rfm": best / c.kernels["rfm"] if "rfm" in c.kernels else float("nan"),
+                "reglu_over_relu": reglu["test_mse"] / relu["test_mse"] if relu and reglu else float("nan"),
+            })
+    return out
+
+
+def extrapolate_ratio(ns, ratios, target: float = 2.0) -> float:
+    """The n at which a power law fitted to ``ratio(n)`` (least squares in log-log) reaches
+    ``target``; ``inf`` when the fitted ratio does not fall, ``nan`` with fewer than two points."""
+    ns, ratios = np.asarray(ns, float), np.asarray(ratios, float)
+    ok = np.isfinite(ratios) & (ratios > 0)
+    if ok.sum() < 2:
+        return float("nan")
+    slope, icept = np.polyfit(np.log(ns[ok]), np.log(ratios[ok]), 1)
+    if slope >= 0:
+        return float("inf")
+    return float(np.exp((np.log(target) - icept) / slope))
+
+
+def regime_findings(cells: list[RegimeCell]) -> list[str]:
+    """The two findings, judged on the map per (K, width), as sentences with their numbers."""
+    rows = ratio_table(cells)
+    lines = []
+    for K in sorted({r["K"] for r in rows}):
+        for w in sorted({r["width"] for r in rows if r["K"] == K}):
+            rs = sorted((r for r in rows if r["K"] == K and r["width"] == w), key=lambda r: r["n"])
+            if not rs:
+                continue
+            ns = [r["n"] for r in rs]
+            ratio = [r["mlp_over_oracle"] for r in rs]
+            shrink = len(rs) >= 2 and ratio[-1] < ratio[0]
+            n2 = extrapolate_ratio(ns, ratio)
+            beats = [r["n"] for r in rs if r["mlp_over_rfm"] < 1]
+            gate = [r["n"] for r in rs if r["reglu_over_relu"] < 1]
+            if len(rs) < 2:
+                trend = "one n so far"
+            else:
+                tail = ("already within 2x" if ratio[-1] <= 2 else
+                        f"a power-law fit reaches 2x at n ~ {n2:.2g}" if np.isfinite(n2) else "the fitted ratio does not fall")
+                trend = f"{'shrinks' if shrink else 'does not shrink'} as n grows; {tail}"
+            lines.append(
+                f"K = {K}, width {w}: best MLP / best oracle = " + ", ".join(f"{v:.2f}" for v in ratio)
+                + f" at n = {', '.join(f'{n // 1000}k' for n in ns)} ({trend}); "
+                + f"MLP beats global RFM at n = {', '.join(f'{n // 1000}k' for n in beats) or 'none'}; "
+                + f"ReGLU beats ReLU at n = {', '.join(f'{n // 1000}k' for n in gate) or 'none'} "
+                + "(ReGLU / ReLU = " + ", ".join(f"{r['reglu_over_relu']:.2f}" for r in rs) + ")"
+            )
+    return lines
+
+
+def plot_regime(cells: list[RegimeCell], title: str = ""):
+    """One panel per K: test MSE against n, MLPs per width (solid: widest), kernels and Bayes."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    Ks = sorted({c.K for c in cells})
+    widths = _widths(cells)
+    with plots.paper_style():
+        fig, axes = plt.subplots(1, max(1, len(Ks)), figsize=(4.2 * max(1, len(Ks)), 3.4), squeeze=False, layout="constrained")
+        for ax, K in zip(axes[0], Ks):
+            mine = [c for c in cells if c.K == K]
+            curves = {}
+            for key in ("laplace", "rfm", "oracle-laplace", "oracle-rfm", "bayes"):
+                pts = [(c.n, c.kernels[key]) for c in mine if key in c.kernels]
+                if pts:
+                    curves[key] = (*zip(*pts), [0.0] * len(pts))
+            plots.efficiency_panel(ax, curves, title=f"K = {K}")
+            for method, color in (("mlp-relu", "tab:blue"), ("mlp-reglu", "tab:red")):
+                for w in widths:
+                    pts = [(c.n, c.mlp[(method, w)]["test_mse"]) for c in mine if (method, w) in c.mlp]
+                    if pts:
+                        ns, ys = zip(*pts)
+                        ax.plot(ns, ys, color=color, marker="o", ms=4, lw=1.4, ls="-" if w == widths[-1] else ":",
+                                label=f"{MLP_METHODS[method]} MLP, width {w}")
+            all_ns = sorted({c.n for c in mine})
+            ax.set_xticks(all_ns, [f"{n // 1000}k" for n in all_ns])
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=4)
+        if title:
+            fig.suptitle(title)
+    return fig
+
+
+def format_timings(records: dict) -> str:
+    """The machine(s), the wall time of every recorded cell and the total, as text."""
+    if not records:
+        return "no recorded cells yet"
+    machines = {}
+    rows = []
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].method, kv[0].param_dict.get("width", 0))):
+        mach = rec.get("machine", {})
+        machines[(mach.get("platform"), mach.get("cpu_count"), mach.get("accelerator"))] = mach
+        t = rec.get("timing", {})
+        width = job.param_dict.get("width")
+        rows.append(f"{job.method:>15} {'w' + str(width) if width else '':>6} K={job.K:<3} n={job.n:<7} run={job.run} "
+                    f"{t.get('seconds', float('nan')):>8.0f} s  ({t.get('threads', '?')} thread(s), {t.get('device', '?')})")
+    total = sum(float(rec.get("timing", {}).get("seconds", 0.0)) for rec in records.values())
+    head = [f"machine: {m.get('cpu_count')} cores, {m.get('platform')}, accelerator {m.get('accelerator') or 'none'}, "
+            f"torch {m.get('torch')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
+    return "\n".join(head + rows + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])

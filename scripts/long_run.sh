@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The recorded long run (profile "long"): the regime map, then the rest of Figures 2, 4 and 6,
+# one training size at a time, cheapest first, one cell at a time (MONOSEM_MAX_STACK=1), so that
+# an interruption loses only the cell in flight. Resumable: finished cells are in the cache and
+# are never recomputed; a network in training resumes from its checkpoint.
+#
+#   nohup nice -n 10 bash scripts/long_run.sh [N ...] > results/long_run.log 2>&1 &
+#   python -m monosem status regime --profile long        # how much is done
+#   python -m monosem record regime --profile long        # copy finished cells to monosem/recorded/
+#
+# N: the training sizes to run (default: all of the regime map's, ascending).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+export MONOSEM_CACHE=${MONOSEM_CACHE:-$PWD/results/cache}
+export MONOSEM_MAX_STACK=1
+# one thread: the per-cell times are one-core times, and the other core stays free
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 20000 50000 100000 200000)
+for n in "${sizes[@]}"; do
+  for K in 10 50; do
+    # kernels and Bayes first (minutes), then the networks (each 20 000 - 200 000 updates)
+    $PY -m monosem run regime --profile long --K $K --n $n --methods bayes oracle-laplace oracle-rfm rfm
+    $PY -m monosem run regime --profile long --K $K --n $n --methods mlp-relu mlp-reglu
+  done
+done
