@@ -12,9 +12,9 @@ For every (width, batch), activation and thread count it times, interleaved in o
 * ``plain``     : the loop a user would write: ``nn.Linear`` layers, ``torch.optim.Adam``, a cosine
   ``LambdaLR`` schedule, a fresh permutation of the training set every epoch;
 
-and prints updates/s with the ratios monosem/autograd and monosem/plain. Training runs on the
-Figure 2 data (d = 20, n = 20 000) with the Appendix A.2 learning rates; no evaluation inside the
-timed window.
+and prints steady-state updates/s (after :data:`WARM` updates) with the ratios monosem/autograd
+and monosem/plain. Training runs on the Figure 2 data (d = 20, n = 20 000) with the Appendix A.2
+learning rates; no evaluation inside the timed window.
 
 The arithmetic floor: one update of a width-w network does about 4 B (d + 1) H floating-point
 operations in its two first-layer matrix products (H = w, or 2w gated), plus the readout's
@@ -44,28 +44,41 @@ def _sync(dev: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def rate(fn, dev: torch.device, seconds: float) -> float:
-    """Calls of ``fn`` per second, after one warm-up call, over about ``seconds``."""
-    fn(1)
-    _sync(dev)
-    t0 = time.perf_counter()
-    fn(3)
-    _sync(dev)
-    per = (time.perf_counter() - t0) / 3
+#: updates run before the clock starts (fewer for the largest sizes). The first ~100 updates from
+#: the zero readout are several times slower on a CPU (subnormal numbers while the readout is
+#: tiny); a long run does not see them.
+WARM = 300
+
+
+def warm_steps(width: int, batch: int) -> int:
+    return max(20, min(WARM, int(3e8 / (width * batch))))
+
+
+def rate(run, dev: torch.device, seconds: float) -> float:
+    """Steady-state updates per second of ``run(steps) -> seconds of the last steps``, over about
+    ``seconds`` of timed updates."""
+    per = run(3) / 3
     n = max(3, int(seconds / max(per, 1e-6)))
-    t0 = time.perf_counter()
-    fn(n)
-    _sync(dev)
-    return n / (time.perf_counter() - t0)
+    return n / run(n)
 
 
 def monosem_runner(x, y, width, batch, act, dev, gradients):
     data = TrainData(x, y)
 
-    def run(steps: int) -> None:
-        cfg = a2_config(act, min_steps=0, max_steps=steps, batch=batch, eval_every=10**9, target_mse=0.0)
+    def run(steps: int) -> float:
+        warm = warm_steps(width, batch)
+        cfg = a2_config(act, min_steps=0, max_steps=warm + steps, batch=batch, eval_every=10**9, target_mse=0.0)
         stack = MLPStack(x.shape[1], width, act, [0], device=dev)
-        train(stack, data, cfg, progress=False, gradients=gradients)
+        clock = {}
+
+        def tick(step: int) -> None:
+            if step == warm:
+                _sync(dev)
+                clock["t0"] = time.perf_counter()
+
+        train(stack, data, cfg, progress=False, gradients=gradients, callback=tick)
+        _sync(dev)
+        return time.perf_counter() - clock["t0"]
 
     return run
 
@@ -93,14 +106,19 @@ class _Plain(nn.Module):
 def plain_runner(x, y, width, batch, act, dev):
     n = x.shape[0]
 
-    def run(steps: int) -> None:
+    def run(steps: int) -> float:
         torch.manual_seed(0)
         model = _Plain(x.shape[1], width, act).to(dev)
         opt = torch.optim.Adam(model.parameters(), lr=LR_A2[act])
+        warm = warm_steps(width, batch)
+        total = warm + steps
         sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda t: 0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * min(t, steps) / steps)))
+            opt, lambda t: 0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * min(t, total) / total)))
         perm, pos = torch.randperm(n, device=dev), 0
-        for _ in range(steps):
+        for step in range(total):
+            if step == warm:
+                _sync(dev)
+                t0 = time.perf_counter()
             if pos + batch > n:
                 perm, pos = torch.randperm(n, device=dev), 0
             idx = perm[pos : pos + batch]
@@ -110,6 +128,8 @@ def plain_runner(x, y, width, batch, act, dev):
             loss.backward()
             opt.step()
             sched.step()
+        _sync(dev)
+        return time.perf_counter() - t0
 
     return run
 
@@ -118,10 +138,21 @@ def machine_rates(dev: torch.device, seconds: float) -> tuple[float, float]:
     """(matrix-product FLOP/s, copy bandwidth in bytes/s) of this device on the current threads."""
     a = torch.randn(2048, 2048, device=dev)
     b = torch.randn(2048, 2048, device=dev)
-    mm = rate(lambda k: [a @ b for _ in range(k)], dev, seconds) * 2 * 2048**3
+    def timed(op):
+        def run(k: int) -> float:
+            op()
+            _sync(dev)
+            t0 = time.perf_counter()
+            for _ in range(k):
+                op()
+            _sync(dev)
+            return time.perf_counter() - t0
+        return run
+
+    mm = rate(timed(lambda: a @ b), dev, seconds) * 2 * 2048**3
     src = torch.randn(64 * 2**20 // 4, device=dev)
     dst = torch.empty_like(src)
-    bw = rate(lambda k: [dst.copy_(src) for _ in range(k)], dev, seconds) * 2 * src.numel() * 4
+    bw = rate(timed(lambda: dst.copy_(src)), dev, seconds) * 2 * src.numel() * 4
     return mm, bw
 
 

@@ -85,7 +85,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         done, missing = cache.status(unique)
         recorded = load_recorded_cells(unique, args.profile)
         print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
-        print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing; {len(recorded)} recorded in the package")
+        damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
+        print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
         done_set = set(done)
         for method in dict.fromkeys(j.method for j in unique):
             mine = [j for j in unique if j.method == method]

@@ -16,7 +16,13 @@ from typing import IO, Any, Iterator
 
 import torch
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_torch_save"]
+__all__ = ["atomic_write", "atomic_write_json", "atomic_torch_save", "quarantine"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @contextmanager
@@ -25,6 +31,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp creates the file 0600; give it the mode an ordinary open() would (the umask's), so
+    # that a cache shared by a group stays readable to it
+    os.chmod(tmp, 0o666 & ~_umask())
     try:
         with os.fdopen(fd, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as fh:
             yield fh
@@ -46,3 +55,15 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     """``torch.save`` to ``path`` atomically (read back with ``torch.load(..., weights_only=True)``)."""
     with atomic_write(path, "wb") as fh:
         torch.save(obj, fh)
+
+
+def quarantine(path: str | os.PathLike, why: str) -> Path:
+    """Move a damaged file aside (``<name>.corrupt``, replacing an older one) and warn, naming it
+    and the reason; returns the new path. The caller then recomputes what the file held."""
+    import warnings
+
+    path = Path(path)
+    target = path.with_name(path.name + ".corrupt")
+    os.replace(path, target)
+    warnings.warn(f"{path} is damaged ({why}); moved aside to {target.name} and recomputed", RuntimeWarning, stacklevel=3)
+    return target

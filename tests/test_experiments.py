@@ -117,8 +117,10 @@ def test_cache_refuses_a_file_of_another_job(tmp_path):
     a, b = _jobs()[:2]
     c.save(a, {"x": 1}, 0.1)
     os.replace(c.path(a), c.path(b))
-    with pytest.raises(RuntimeError, match="does not hold"):
+    with pytest.warns(RuntimeWarning, match="another job"), pytest.raises(FileNotFoundError, match="moved aside"):
         c.load(b)
+    # moved aside: the cell now counts as missing and is recomputed
+    assert not c.has(b) and c.path(b).with_name(c.path(b).name + ".corrupt").exists()
 
 
 def test_process_pool_executor(tmp_path):
@@ -290,3 +292,51 @@ def test_format_dynamics_summary_reads_a_page07_payload():
     text = format_dynamics_summary(payload)
     assert "30.0 min" in text and "commit abc1234" in text and "fitted C = 0.935" in text
     assert "no fitting phase" in text and "slope 2.00" in text
+
+
+def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypatch):
+    """A sweep whose cache holds one garbled result, one garbled network and one garbled
+    checkpoint finishes with one warning per file and the numbers of a clean run."""
+    import hashlib
+    import shutil
+
+    from monosem.experiments.figures import run_figure
+
+    monkeypatch.setenv("MONOSEM_MAX_STACK", "1")
+    select = dict(methods=["mlp-relu", "gated-laplace"], executor="inprocess", progress=False)
+    clean = ResultCache(tmp_path / "clean")
+    ref = run_figure("fig4", "smoke", cache=clean, **select)
+    shutil.copytree(clean.root, tmp_path / "hurt")
+    hurt = ResultCache(tmp_path / "hurt")
+    by = {(j.method, j.K): j for j in ref}
+    # 1. a truncated result file
+    bad_json = hurt.path(by[("gated-laplace", 2)])
+    bad_json.write_text('{"config": {"K"')
+    # 2. a garbled trained network (the source of the K = 2 gated cell)
+    bad_model = hurt.root / "models" / f"{by[('mlp-relu', 2)].key()}.pt"
+    bad_model.write_bytes(b"\x00garbage")
+    # 3. a garbled checkpoint of a network that has to be trained again
+    relu10 = by[("mlp-relu", 10)]
+    hurt.path(relu10).unlink()
+    tag = hashlib.sha256(relu10.key().encode()).hexdigest()[:16]
+    bad_ckpt = hurt.root / "checkpoints" / f"{tag}.pt"
+    bad_ckpt.parent.mkdir(exist_ok=True)
+    bad_ckpt.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.warns(RuntimeWarning) as caught:
+        got = run_figure("fig4", "smoke", cache=hurt, **select)
+    named = " ".join(str(w.message) for w in caught)
+    for path in (bad_json, bad_model, bad_ckpt):
+        assert str(path) in named and path.with_name(path.name + ".corrupt").exists()
+    for job, rec in ref.items():
+        assert got[job]["metrics"]["test_mse"] == rec["metrics"]["test_mse"], job.label()
+
+
+def test_status_tells_damaged_cells_apart(tmp_path, capsys):
+    args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]
+    assert main(["run", "fig2", *args]) == 0
+    job = sweep("fig2", "smoke", Ks=[10], methods=["bayes"])[0]
+    ResultCache(tmp_path).path(job).write_text("")
+    capsys.readouterr()
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        assert main(["status", "fig2", *args]) == 0
+    assert "1 of 2 cells cached, 1 missing (1 of them damaged" in capsys.readouterr().out

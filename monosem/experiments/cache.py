@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..atomic import atomic_write_json
+from ..atomic import atomic_write_json, quarantine
 
 __all__ = ["CACHE_VERSION", "Job", "ResultCache", "config_without_version", "default_cache_dir", "atomic_write_json"]
 
@@ -133,13 +133,28 @@ class ResultCache:
         return self.root / job.method / f"{job.key()}.json"
 
     def has(self, job: Job) -> bool:
+        """Whether a result file exists for ``job`` (readable or not: see :meth:`status`)."""
         return self.path(job).exists()
 
     def load(self, job: Job) -> dict[str, Any]:
-        with open(self.path(job), encoding="utf-8") as fh:
-            record = json.load(fh)
-        if record.get("config") != job.config():
-            raise RuntimeError(f"cache file {self.path(job)} does not hold {job.label()} (hash collision or edited file)")
+        """The record of ``job``. A file that is unreadable, is not a record or holds another job
+        is moved aside (``*.corrupt``, with a warning naming it) and ``FileNotFoundError`` raised,
+        so the caller recomputes that one cell."""
+        path = self.path(job)
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        try:
+            record = json.loads(text)
+            ok = isinstance(record, dict) and isinstance(record.get("metrics"), dict)
+        except ValueError as err:
+            record, ok, why = None, False, f"not JSON: {err}"
+        else:
+            why = "not a result record"
+        if ok and record.get("config") != job.config():
+            ok, why = False, f"it holds another job than {job.label()}"
+        if not ok:
+            quarantine(path, why)
+            raise FileNotFoundError(f"no usable result for {job.label()} (moved aside: {why})")
         return record
 
     def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "") -> dict[str, Any]:
@@ -155,8 +170,19 @@ class ResultCache:
         return record
 
     def status(self, jobs: Iterable[Job]) -> tuple[list[Job], list[Job]]:
-        """``(done, missing)`` among ``jobs``."""
+        """``(done, missing)`` among ``jobs``; a damaged result file is moved aside (with a
+        warning) and its job counted as missing. :attr:`damaged` lists those of the last call."""
         done, missing = [], []
+        self.damaged: list[Job] = []
         for job in jobs:
-            (done if self.has(job) else missing).append(job)
+            if self.has(job):
+                try:
+                    self.load(job)
+                except FileNotFoundError:
+                    self.damaged.append(job)
+                    missing.append(job)
+                    continue
+                done.append(job)
+            else:
+                missing.append(job)
         return done, missing

@@ -21,8 +21,9 @@ NOISE_VARIANCE = 0.02**2
 
 def cached_records(figure: str, profile: str | Profile, cache: ResultCache, **select) -> dict:
     """``{job: record}`` for every cached cell of ``figure`` (missing cells are left out)."""
-    jobs = dict.fromkeys(sweep(figure, profile, **select))
-    return {job: cache.load(job) for job in jobs if cache.has(job)}
+    jobs = list(dict.fromkeys(sweep(figure, profile, **select)))
+    done, _ = cache.status(jobs)  # damaged files are moved aside (with a warning) and left out
+    return {job: cache.load(job) for job in done}
 
 
 def run_figure(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..atomic import atomic_torch_save
+from ..atomic import atomic_torch_save, quarantine
 from ..data import mixed_link_model
 from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
@@ -130,16 +130,32 @@ def _model_path(cache: ResultCache | None, job: Job) -> Path | None:
 
 
 def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
-    """The trained network of an ``mlp-*`` job from the cache (no pickle: weights_only=True)."""
+    """The trained network of an ``mlp-*`` job from the cache (no pickle: weights_only=True).
+
+    The file carries its job's key; an unreadable file, one of another job or one whose tensors
+    do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
+    ``FileNotFoundError`` raised, so that the caller retrains that one network."""
     p = job.param_dict
     path = _model_path(cache, job)
     if path is None or not path.exists():
         raise FileNotFoundError(f"no trained network for {job.label()} in {cache.root}")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    mlp = MLP(20, p["width"], p["activation"], seed=1000 + job.run, dtype=state["W"].dtype, device=device)
-    with torch.no_grad():
-        for name, value in state.items():
-            getattr(mlp, name).copy_(value)
+    mlp = MLP(20, p["width"], p["activation"], seed=1000 + job.run, device=device)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        key = state.pop("key", None) if isinstance(state, dict) else None
+        if key is not None and key != job.key():
+            raise ValueError(f"it holds the network of job {key}, not {job.key()}")
+        if not isinstance(state, dict) or set(state) != {"W", "b", "a", "a0"}:
+            raise ValueError("not a saved network")
+        mlp = mlp.to(state["W"].dtype)
+        with torch.no_grad():
+            for name, value in state.items():
+                if getattr(mlp, name).shape != value.shape:
+                    raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's network {tuple(getattr(mlp, name).shape)}")
+                getattr(mlp, name).copy_(value)
+    except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
+        quarantine(path, str(err) or type(err).__name__)
+        raise FileNotFoundError(f"no usable trained network for {job.label()}") from err
     return mlp
 
 
@@ -173,7 +189,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
         path = _model_path(cache, job)
         if path is not None:
-            atomic_torch_save({name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, path)
+            atomic_torch_save({"key": job.key()} | {name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, path)
         curve = result.history["train_mse"][:, i]
         steps = result.history["step"]
         ran = steps <= int(result.stop_step[i])
@@ -219,11 +235,15 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     src = Job.make("mlp-relu", job.K, job.n, job.run, job.profile, **dict(p["source"]))
     if cache is None:
         cache = ResultCache(tempfile.mkdtemp(prefix="monosem-"))
-    if not cache.has(src) or not _model_path(cache, src).exists():
+    try:
+        if not cache.has(src):
+            raise FileNotFoundError(src.label())
+        mlp = load_mlp(src, cache)
+    except FileNotFoundError:  # never trained, or its file was damaged and moved aside
         t0 = time.perf_counter()
         (metrics,) = _train_mlps([src], cache)
         cache.save(src, metrics, time.perf_counter() - t0, device=str(get_device()))
-    mlp = load_mlp(src, cache)
+        mlp = load_mlp(src, cache)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
     local = "laplace" if job.method == "gated-laplace" else "rfm"
     est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=p["n_init"], max_iter=p["max_iter"],

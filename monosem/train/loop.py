@@ -41,7 +41,7 @@ from typing import Callable, Sequence
 import torch
 from tqdm import tqdm
 
-from ..atomic import atomic_torch_save
+from ..atomic import atomic_torch_save, quarantine
 from ..checks import check_int, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
@@ -446,8 +446,16 @@ def train(
     }
     fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
     path = Path(checkpoint) if checkpoint is not None else None
+    saved = None
     if path is not None and path.exists():
-        saved = torch.load(path, map_location=dev, weights_only=True)
+        try:
+            saved = torch.load(path, map_location=dev, weights_only=True)
+            if not isinstance(saved, dict) or "fingerprint" not in saved or any(k not in saved for k in state):
+                raise ValueError("not a training checkpoint")
+        except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
+            quarantine(path, str(err) or type(err).__name__)  # start afresh: one run's work, not a blocked sweep
+            saved = None
+    if saved is not None:
         if saved["fingerprint"] != fingerprint:
             raise ValueError(f"checkpoint {path} was written by a run with different arguments; delete it or pass another path")
         with torch.no_grad():

@@ -1,0 +1,60 @@
+"""The recorded long run: its cells are what the CLI computes from their settings, and the page's
+summaries read them."""
+
+import pytest
+
+from monosem.__main__ import main
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.recorded import load_recorded_cells, record_cells
+from monosem.experiments.regime import regime_cells, regime_findings
+from monosem.experiments.sweeps import sweep
+
+
+@pytest.mark.parametrize("method", ["oracle-laplace", "bayes"])
+def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, method):
+    jobs = sweep("regime", "long", Ks=[50], ns=[10_000], methods=[method])
+    recorded = load_recorded_cells(jobs, "long")
+    assert len(recorded) == 1, "the recorded long run holds this cell"
+    ((job, record),) = recorded.items()
+    argv = ["run", "regime", "--profile", "long", "--K", "50", "--n", "10000", "--methods", method, "--cache", str(tmp_path)]
+    assert main(argv) == 0
+    fresh = ResultCache(tmp_path).load(job)
+    assert fresh["config"] == record["config"]
+    for name in ("test_mse", "test_median_se"):
+        assert fresh["metrics"][name] == pytest.approx(record["metrics"][name], rel=1e-6), name
+
+
+def test_every_recorded_cell_belongs_to_a_declared_sweep():
+    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long")
+    recorded = load_recorded_cells(declared, "long")
+    from monosem.experiments.recorded import recorded_cells_dir
+
+    on_disk = list(recorded_cells_dir("long").glob("*/*.json"))
+    assert len(on_disk) == len(recorded), "a recorded file matches no job of the long profile"
+    for job, rec in recorded.items():
+        if job.method.startswith("mlp-"):
+            m = rec["metrics"]
+            assert m["stop_reason"] in ("target", "plateau", "cap", "diverged")
+            assert job.param_dict["min_steps"] <= m["stop_step"] <= job.param_dict["max_steps"] or m["stop_reason"] == "diverged"
+            assert m["best_step"] <= m["stop_step"]
+
+
+def test_record_cells_copies_and_matches_without_the_cache_version(tmp_path, monkeypatch):
+    from monosem.experiments import cache as cache_mod
+
+    cache = ResultCache(tmp_path / "cache")
+    job = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["bayes"])[0]
+    cache.save(job, {"test_mse": 0.5}, 1.0)
+    other = sweep("fig2", "smoke", Ks=[1], ns=[500], methods=["bayes"])[0]
+    assert record_cells([job, other], cache, "smoke", root=tmp_path / "rec") == (1, 1)
+    monkeypatch.setattr(cache_mod, "CACHE_VERSION", cache_mod.CACHE_VERSION + 1)
+    got = load_recorded_cells([job, other], "smoke", root=tmp_path / "rec")
+    assert list(got) == [job] and got[job]["metrics"]["test_mse"] == 0.5 and "machine" in got[job]
+
+
+def test_regime_summaries_on_recorded_cells():
+    records = load_recorded_cells(sweep("regime", "long"), "long")
+    cells = regime_cells(records)
+    assert cells and all(c.K in (10, 50) for c in cells)
+    for line in regime_findings(cells):
+        assert "best MLP / best oracle" in line
