@@ -8,7 +8,8 @@
 #   python -m monosem status regime --profile long        # how much is done
 #   python -m monosem record regime --profile long        # copy finished cells to monosem/recorded/
 #
-# N: the training sizes to run (default: all of the regime map's, ascending).
+# N: the training sizes to run (default: all of the regime map's, ascending). KS: the cluster
+# counts (default "10 50"); two workers on disjoint KS use both cores without computing a cell twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -19,7 +20,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 20000 50000 100000 200000)
 for n in "${sizes[@]}"; do
-  for K in 10 50; do
+  for K in ${KS:-10 50}; do
     # kernels and Bayes first (minutes), then the networks (each 20 000 - 200 000 updates)
     $PY -m monosem run regime --profile long --K $K --n $n --methods bayes oracle-laplace oracle-rfm rfm
     $PY -m monosem run regime --profile long --K $K --n $n --methods mlp-relu mlp-reglu

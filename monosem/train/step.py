@@ -37,19 +37,28 @@ _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _phi_and_derivative(pre: torch.Tensor, activation: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``phi(pre)`` and ``phi'(pre)`` (exact GELU, ``F.gelu``'s default; SiLU for SwiGLU).
-    Overwrites ``pre`` for the ReLU-based activations."""
+#: ``threshold_backward(grad, out, 0)`` is ``grad`` where ``out > 0`` and 0 elsewhere in one fused
+#: pass: the kernel of ReLU's own backward, about twice as fast on a CPU as ``sign(out) * grad``
+#: (and bit-identical to it)
+_masked = torch.ops.aten.threshold_backward
+
+
+def _phi_and_derivative(pre: torch.Tensor, activation: str, times: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``phi(pre)`` and ``phi'(pre)``, the latter multiplied by ``times`` when given (exact GELU,
+    ``F.gelu``'s default; SiLU for SwiGLU). Overwrites ``pre`` for the ReLU-based activations."""
     if activation in ("relu", "reglu"):
         value = pre.relu_()  # in place: the caller's pre-activations are not needed again
-        return value, torch.sign(value)  # 1 where pre > 0, else 0, made in the working dtype
+        grad = times if times is not None else torch.ones((), dtype=pre.dtype, device=pre.device).expand_as(pre)
+        return value, _masked(grad, value, 0)  # grad where pre > 0, else 0
     if activation == "gelu":
         # the same erf form as F.gelu (and its autograd derivative): Phi(t) + t phi(t)
         cdf = torch.erf(pre * _INV_SQRT2).add_(1.0).mul_(0.5)
-        return pre * cdf, cdf.add_(pre * torch.exp(-0.5 * pre * pre) * _INV_SQRT2PI)
-    sig = torch.sigmoid(pre)  # swiglu: silu(g) = g sigmoid(g), silu' = sig (1 + g (1 - sig))
-    value = pre * sig
-    return value, sig.mul_(1.0 + pre - value)
+        value, deriv = pre * cdf, cdf.add_(pre * torch.exp(-0.5 * pre * pre) * _INV_SQRT2PI)
+    else:
+        sig = torch.sigmoid(pre)  # swiglu: silu(g) = g sigmoid(g), silu' = sig (1 + g (1 - sig))
+        value = pre * sig
+        deriv = sig.mul_(1.0 + pre - value)
+    return value, deriv if times is None else deriv.mul_(times)
 
 
 def _ones_column(x: torch.Tensor) -> torch.Tensor:
@@ -67,8 +76,7 @@ def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float):
         # gate and value pre-activations as two contiguous products (faster than one product
         # followed by strided halves)
         g, v = x1 @ Wb[..., :width], x1 @ Wb[..., width:]
-        pg, D_gate = _phi_and_derivative(g, activation)
-        D_gate.mul_(v)
+        pg, D_gate = _phi_and_derivative(g, activation, times=v)
         h = pg * v
         D_value = pg
     else:
