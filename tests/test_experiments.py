@@ -340,3 +340,17 @@ def test_status_tells_damaged_cells_apart(tmp_path, capsys):
     with pytest.warns(RuntimeWarning, match="damaged"):
         assert main(["status", "fig2", *args]) == 0
     assert "1 of 2 cells cached, 1 missing (1 of them damaged" in capsys.readouterr().out
+
+
+def test_plot_of_an_empty_or_partial_cache(tmp_path, capsys):
+    from monosem.experiments.figures import plot_figure
+
+    with pytest.raises(ValueError, match="no results of fig2 at profile 'smoke'"):
+        plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
+    with pytest.raises(SystemExit):
+        main(["plot", "fig2", "--profile", "smoke", "--cache", str(tmp_path)])
+    assert "no results of fig2" in capsys.readouterr().err
+    # a partial cache (one K, one method) draws the panels it has
+    assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]) == 0
+    fig = plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "K = 10"

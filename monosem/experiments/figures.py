@@ -80,7 +80,11 @@ def plot_figure(
         records = cached_records(figure, P, cache or ResultCache(), Ks=Ks, methods=methods)
     cells = aggregate(records, metric)
     grid = getattr(P, FIGURES[figure].sizes)
-    Ks = list(Ks or grid.Ks)
+    # one panel per K that has at least one cell (a partial cache draws what it has)
+    Ks = [K for K in (Ks or grid.Ks) if any(c.K == K for c in cells)]
+    if not Ks:
+        raise ValueError(f"no results of {figure} at profile {P.name!r} to draw: "
+                         f"run `python -m monosem run {figure} --profile {P.name}` first")
     with plots.paper_style():
         fig, axes = plt.subplots(1, len(Ks), figsize=(3.2 * len(Ks), 3.1), squeeze=False, layout="constrained")
         for ax, K in zip(axes[0], Ks):
@@ -92,8 +96,11 @@ def plot_figure(
                     curves[method] = (ns, mean, std)
             noise = NOISE_VARIANCE if figure == "fig4" else None
             plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)))
+        legend = {}
+        for ax in axes[0]:  # every method that appears in any panel, once
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(4, len(legend)))
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else ""))
     return fig

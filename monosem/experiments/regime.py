@@ -205,8 +205,11 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
                                 label=f"{MLP_METHODS[method]} MLP, width {w}")
             all_ns = sorted({c.n for c in mine})
             ax.set_xticks(all_ns, [f"{n // 1000}k" for n in all_ns])
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncol=4)
+        legend = {}
+        for ax in axes[0]:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=4)
         if title:
             fig.suptitle(title)
     return fig
