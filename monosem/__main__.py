@@ -65,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:  # bad grids, profiles, methods: a clear one-line message
         parser.error(str(err))
         return 2  # pragma: no cover - parser.error exits
+    except OSError as err:  # read-only cache, full disk, a bad --out: one line naming the file
+        print(f"monosem: error: {err.strerror or err} ({err.filename or 'no file name'})", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("monosem: interrupted; every finished cell is cached: run the same command again to resume", file=sys.stderr)
+        return 130
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -111,6 +117,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             slurm["slurm_partition"] = args.slurm_partition
         if args.slurm_gpus is not None:
             slurm["gpus_per_node"] = args.slurm_gpus
+        if args.executor in ("slurm", "slurm-local"):
+            slurm["slurm_array_parallelism"] = args.jobs  # --jobs: how many array tasks run at once
         run_figure(args.figure, args.profile, cache=cache, executor=args.executor, n_jobs=args.jobs, slurm=slurm,
                    Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
         print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")

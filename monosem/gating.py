@@ -173,15 +173,21 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
 
     def assign(self, X) -> np.ndarray:
         """The gate of every row of ``X``: its contribution profile's nearest training centroid."""
+        self._check_fitted()
         return self.gate_features(torch.as_tensor(X).to(torch.float64).to(self.mlp.W.device))[1]
 
     def fit(self, X, y) -> "MLPGatedRegressor":
         """Learn the gates from the MLP on the training inputs ``X`` and fit one local model per gate."""
         self._check()
         X = torch.as_tensor(X).to(torch.float64)
-        y = torch.as_tensor(y).to(torch.float64).reshape(-1)
-        if X.ndim != 2 or y.shape[0] != X.shape[0]:
+        y = torch.as_tensor(y).to(torch.float64)
+        if X.ndim != 2 or y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"X must be (n, d) and y (n,) with the same n; got {tuple(X.shape)} and {tuple(y.shape)}")
+        if X.shape[1] != self.mlp.W.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features, the MLP takes {self.mlp.W.shape[1]}")
+        for name, t in (("X", X), ("y", y)):
+            if not bool(torch.isfinite(t).all()):
+                raise ValueError(f"{name} holds NaN or infinite values")
         if X.shape[0] < self.n_gates:
             raise ValueError(f"need at least n_gates={self.n_gates} training points, got {X.shape[0]}")
         W, _, _ = _relu_parts(self.mlp)
@@ -211,8 +217,11 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         ``iteration`` picks an RFM iteration (0-3) of the local RFMs (default: the last);
         ``gates`` are the rows' gates when already known (:meth:`assign`).
         """
+        self._check_fitted()
         X = torch.as_tensor(X).to(torch.float64)
-        gates = self.assign(X) if gates is None else np.asarray(gates)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must be (n, {self.n_features_in_}), got {tuple(X.shape)}")
+        gates = self.assign(X) if gates is None else self._check_gates(gates, X.shape[0])
         out = np.zeros(X.shape[0])
         Xc = X.cpu()
         for c in range(self.n_gates):
@@ -226,7 +235,20 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
             out[idx] = est.predict(Z, iteration=iteration) if self.local == "rfm" else est.predict(Z)
         return out
 
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "estimators_"):
+            raise ValueError("this MLPGatedRegressor is not fitted yet: call fit(X, y) first")
+
+    def _check_gates(self, gates, n: int) -> np.ndarray:
+        gates = np.asarray(gates)
+        if gates.shape != (n,) or not np.issubdtype(gates.dtype, np.integer):
+            raise ValueError(f"gates must be {n} integers (one per row of X), got shape {gates.shape} of {gates.dtype}")
+        if n and (gates.min() < 0 or gates.max() >= self.n_gates):
+            raise ValueError(f"gates must lie in [0, {self.n_gates - 1}] (n_gates={self.n_gates}), got [{gates.min()}, {gates.max()}]")
+        return gates
+
     def gate_purity(self, X, clusters, gates: np.ndarray | None = None) -> float:
         """Adjusted Rand index between the learned gates of ``X`` and the true clusters."""
-        gates = self.assign(X) if gates is None else np.asarray(gates)
+        self._check_fitted()
+        gates = self.assign(X) if gates is None else self._check_gates(gates, len(X))
         return float(adjusted_rand_score(np.asarray(torch.as_tensor(clusters).cpu()), gates))

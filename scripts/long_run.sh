@@ -7,6 +7,7 @@
 #   nohup nice -n 10 bash scripts/long_run.sh [N ...] > results/long_run.log 2>&1 &
 #   python -m monosem status regime --profile long        # how much is done
 #   python -m monosem record regime --profile long        # copy finished cells to monosem/recorded/
+#   (and the same for fig2, fig4, fig6)
 #
 # N: the training sizes to run (default: all of the regime map's, ascending). KS: the cluster
 # counts (default "10 50"); two workers on disjoint KS use both cores without computing a cell twice.
@@ -24,5 +25,11 @@ for n in "${sizes[@]}"; do
     # kernels and Bayes first (minutes), then the networks (each 20 000 - 200 000 updates)
     $PY -m monosem run regime --profile long --K $K --n $n --methods bayes oracle-laplace oracle-rfm rfm
     $PY -m monosem run regime --profile long --K $K --n $n --methods mlp-relu mlp-reglu
+    # Figures 2 and 4 at n >= 20 000: global Laplace, and the MLP-gated local predictors on the
+    # width-1 024 ReLU networks just trained (run 0)
+    if [ "$n" -ge 20000 ]; then
+      $PY -m monosem run fig2 --profile long --K $K --n $n --runs 0 --methods laplace
+      $PY -m monosem run fig4 --profile long --K $K --n $n --runs 0 --methods gated-laplace gated-rfm
+    fi
   done
 done

@@ -101,7 +101,7 @@ def run_jobs(
                 _collect(records, unit, compute_and_store(unit, compute, cache.root), bar)
         elif executor == "process":
             threads = max(1, (os.cpu_count() or 1) // n_jobs)
-            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(threads,)) as pool:
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(threads, os.getpid())) as pool:
                 futures = {pool.submit(compute_and_store, unit, compute, str(cache.root)): unit for unit in units}
                 for fut in as_completed(futures):
                     _collect(records, futures[fut], fut.result(), bar)
@@ -112,11 +112,32 @@ def run_jobs(
     return {job: records[job] for job in unique}
 
 
-def _worker_init(threads: int) -> None:
-    """Share the cores out between the pool's workers instead of oversubscribing them."""
+def _worker_init(threads: int, parent: int) -> None:
+    """Share the cores out between the pool's workers instead of oversubscribing them, and end the
+    worker when its parent dies (a killed ``monosem run`` must not leave workers behind that
+    finish their job and then wait forever): ``PR_SET_PDEATHSIG`` on Linux, and everywhere a
+    watch thread that exits when the parent process is gone."""
+    import signal
+    import threading
+
     import torch
 
     torch.set_num_threads(threads)
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="monosem-parent-watch").start()
 
 
 def _label(unit: list[Job]) -> str:

@@ -105,6 +105,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         check_nonnegative(self.ridge, "ridge")
         check_positive(self.target_mse, "target_mse")
         check_int(self.max_iter, "max_iter")
+        check_int(self.exact_max_n, "exact_max_n", what="exact solves below this many examples")
         if self.eigenpro is not None and not isinstance(self.eigenpro, EigenProConfig):
             raise ValueError(f"eigenpro must be None or an EigenProConfig, got {type(self.eigenpro).__name__}")
         if isinstance(self.bandwidth, str) or self.bandwidth is None:

@@ -238,6 +238,9 @@ class TrainData:
                 raise ValueError(f"x_{name} must be (n, {d}) or ({M}, n, {d}), got {tuple(x.shape)}")
             if y is None or y.shape != x.shape[:-1]:
                 raise ValueError(f"y_{name} must have shape {tuple(x.shape[:-1])}")
+            for label, t in ((f"x_{name}", x), (f"y_{name}", y)):
+                if not bool(torch.isfinite(t).all()):
+                    raise ValueError(f"{label} holds NaN or infinite values; training on them would be reported as divergence")
         n = self.x_train.shape[-2]
         if self.n_used is not None and (len(self.n_used) != M or not all(1 <= k <= n for k in self.n_used)):
             raise ValueError(f"n_used must give {M} sizes in [1, {n}]")

@@ -1,0 +1,120 @@
+"""Bad input gets a clear error; a killed run leaves no workers behind; the CLI fails in one line."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from monosem.__main__ import main
+from monosem.gating import MLPGatedRegressor
+from monosem.kernels import LaplaceKernelRegressor
+from monosem.models import MLP, MLPStack
+from monosem.train import TrainConfig, TrainData, train
+
+
+@pytest.fixture(scope="module")
+def gated():
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(60, 5, generator=gen, dtype=torch.float64)
+    y = X[:, 0] ** 2
+    mlp = MLP(5, 16, "relu", seed=0, dtype=torch.float64)
+    with torch.no_grad():
+        mlp.a.normal_(generator=gen)
+    return mlp, X, y
+
+
+def test_gated_regressor_checks_its_input(gated):
+    mlp, X, y = gated
+    with pytest.raises(ValueError, match="not fitted"):
+        MLPGatedRegressor(mlp, n_gates=2).predict(X)
+    with pytest.raises(ValueError, match=r"y \(n,\)"):
+        MLPGatedRegressor(mlp, n_gates=2).fit(X, torch.zeros(30, 2, dtype=torch.float64))
+    bad = X.clone()
+    bad[3, 1] = float("nan")
+    with pytest.raises(ValueError, match="X holds NaN"):
+        MLPGatedRegressor(mlp, n_gates=2).fit(bad, y)
+    est = MLPGatedRegressor(mlp, n_gates=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"gates must lie in \[0, 1\]"):
+        est.predict(X, gates=np.full(60, 5))
+    with pytest.raises(ValueError, match="gates must be 60 integers"):
+        est.predict(X, gates=np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match=r"X must be \(n, 5\)"):
+        est.predict(X[:, :3])
+
+
+def test_exact_max_n_must_be_positive():
+    with pytest.raises(ValueError, match="exact_max_n=0"):
+        LaplaceKernelRegressor(exact_max_n=0).fit(np.zeros((4, 2)), np.zeros(4))
+
+
+def test_nan_training_data_is_an_error_naming_the_tensor():
+    x = torch.randn(64, 4)
+    y = torch.randn(64)
+    y[7] = float("nan")
+    with pytest.raises(ValueError, match="y_train holds NaN"):
+        train(MLPStack(4, 8, "relu", [0]), TrainData(x, y), TrainConfig(max_steps=2, batch=16, lr=1e-3), progress=False)
+
+
+def test_cli_os_error_is_one_line(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main(["run", "fig2", "--profile", "smoke", "--cache", str(cache), "--methods", "bayes", "--K", "10"]) == 0
+    capsys.readouterr()
+    rc = main(["plot", "fig2", "--profile", "smoke", "--cache", str(cache), "--out", str(tmp_path / "no" / "such" / "dir.png")])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and "dir.png" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killed_run_leaves_no_pool_workers(tmp_path):
+    script = textwrap.dedent(f"""
+        import time
+        from monosem.experiments.cache import Job, ResultCache
+        from monosem.experiments.runner import run_jobs
+
+        def slow(job, cache=None):
+            time.sleep(60)
+            return {{"x": 1}}
+
+        if __name__ == "__main__":
+            jobs = [Job.make("toy", 1, 10, r, "smoke") for r in range(2)]
+            run_jobs(jobs, slow, ResultCache({str(tmp_path)!r}), executor="process", n_jobs=2, progress=False)
+    """)
+    path = tmp_path / "run.py"
+    path.write_text(script)
+    parent = subprocess.Popen([sys.executable, str(path)], cwd=tmp_path)
+
+    def children() -> list[int]:
+        out = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    with open(f"/proc/{pid}/stat") as fh:
+                        fields = fh.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[1]) == parent.pid:
+                    out.append(int(pid))
+        return out
+
+    deadline = time.time() + 60
+    while len(children()) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    workers = children()
+    assert len(workers) >= 2, "the pool did not start"
+    time.sleep(1.0)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.time() + 10
+    alive = workers
+    while alive and time.time() < deadline:
+        time.sleep(0.2)
+        alive = [w for w in workers if os.path.exists(f"/proc/{w}") and open(f"/proc/{w}/stat").read().split()[2] != "Z"]
+    for w in alive:  # clean up before failing
+        os.kill(w, signal.SIGKILL)
+    assert not alive, f"workers {alive} outlived their parent"
