@@ -184,7 +184,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         if X.ndim != 2 or y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"X must be (n, d) and y (n,) with the same n; got {tuple(X.shape)} and {tuple(y.shape)}")
         if X.shape[1] != self.mlp.W.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features, the MLP takes {self.mlp.W.shape[1]}")
+            raise ValueError(f"X has shape {tuple(X.shape)}: {X.shape[1]} features, the MLP takes {self.mlp.W.shape[1]}")
         for name, t in (("X", X), ("y", y)):
             if not bool(torch.isfinite(t).all()):
                 raise ValueError(f"{name} holds NaN or infinite values")
