@@ -213,8 +213,11 @@ _PROFILES: dict[str, Profile] = {
             max_steps_other=6_000, eval_every=500, relu_lr_grid=(0.004, 0.016), seeds=(0, 1, 2),
         ),
         sample_efficiency=SampleEfficiencySizes(
+            # the A.2 protocol's shape at a tenth of its length: at least 5 000 and at most
+            # 20 000 updates, evaluations every 500, a 3 000-update plateau (the paper: 20 000,
+            # 200 000, 500, 30 000), so the target, plateau and cap rules all take part
             Ks=(1, 2, 10, 50), ns=(2_500, 5_000, 10_000), n_test=2_048, runs=1, width=256,
-            batch=512, min_steps=1_000, max_steps=2_000, eval_every=250, patience_evals=4,
+            batch=512, min_steps=5_000, max_steps=20_000, eval_every=500, patience_evals=6,
             exact_max_n=4_000, agop_samples=2_000,
         ),
         gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(5_000, 10_000), n_test=2_048, runs=1),
