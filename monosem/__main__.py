@@ -25,7 +25,10 @@ def _parser() -> argparse.ArgumentParser:
     from .experiments.runner import EXECUTORS
     from .experiments.sweeps import FIGURES
 
+    from . import __version__
+
     ap = argparse.ArgumentParser(prog="monosem", description="Run and inspect the experiments of the monosem book.")
+    ap.add_argument("--version", action="version", version=f"monosem {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("profiles", help="print the run profiles")
 
