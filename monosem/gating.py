@@ -104,7 +104,7 @@ def active_neurons(m: torch.Tensor, K: int, seed: int = 0) -> torch.Tensor:
     return torch.sort(keep).values
 
 
-def profiles(contrib: torch.Tensor) -> torch.Tensor:
+def contribution_profiles(contrib: torch.Tensor) -> torch.Tensor:
     """Normalized contribution profiles p(x) (eq. 12); an all-zero row stays zero."""
     total = contrib.sum(dim=1, keepdim=True)
     return torch.where(total > 0, contrib / total.clamp(min=torch.finfo(contrib.dtype).tiny), torch.zeros_like(contrib))
@@ -168,7 +168,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
 
     def gate_features(self, X) -> tuple[torch.Tensor, np.ndarray]:
         """Profiles of ``X`` over the active neurons and their nearest-centroid gates."""
-        P = profiles(contributions(self.mlp, X, self.active_))
+        P = contribution_profiles(contributions(self.mlp, X, self.active_))
         return P, self.kmeans_.predict(P.cpu().numpy())
 
     def assign(self, X) -> np.ndarray:
@@ -194,7 +194,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         X = X.to(W.device)
         self.neuron_mass_ = average_contributions(self.mlp, X).cpu()
         self.active_ = active_neurons(self.neuron_mass_, self.n_gates, self.random_state).to(W.device)
-        P = profiles(contributions(self.mlp, X, self.active_)).cpu().numpy()
+        P = contribution_profiles(contributions(self.mlp, X, self.active_)).cpu().numpy()
         self.kmeans_ = KMeans(n_clusters=self.n_gates, init="k-means++", n_init=self.n_init, max_iter=self.max_iter,
                               random_state=self.random_state).fit(P)
         gates = self.kmeans_.labels_

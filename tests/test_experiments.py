@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 
+import numpy as np
 import pytest
 
 from monosem.__main__ import main
@@ -271,7 +272,7 @@ def test_recorded_results_round_trip(tmp_path):
 
 
 def test_format_dynamics_summary_reads_a_page07_payload():
-    from monosem.experiments.theorem1 import RECORD_COMMAND, format_dynamics_summary
+    from monosem.experiments.theorem1_dynamics import RECORD_COMMAND, format_dynamics_summary
 
     assert RECORD_COMMAND in format_dynamics_summary(None)
     payload = {
@@ -354,3 +355,28 @@ def test_plot_of_an_empty_or_partial_cache(tmp_path, capsys):
     assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]) == 0
     fig = plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
     assert len(fig.axes) == 1 and fig.axes[0].get_title() == "K = 10"
+
+
+def test_dynamics_record_round_trip():
+    """Page 07's record (schema in monosem.experiments.theorem1_dynamics) is JSON-ready and its
+    summary prints every part."""
+    import json
+
+    from monosem.experiments.theorem1_dynamics import dynamics_results, format_dynamics_summary
+
+    rng = np.random.default_rng(0)
+    flows = {(3, 4.0): {"conv": np.array([True, True, False, True]), "dist": np.full(4, 0.1), "labels": np.array([0, 1, 2, 0])}}
+    res = dynamics_results(
+        t_max=100.0, flows=flows, C_fit=0.93,
+        coverage=dict(K=3, pool=np.array([0, 1, 0]), ms=np.arange(1, 7), simulated=np.linspace(0, 1, 6),
+                      exact=np.linspace(0, 1, 6), bounds=np.zeros((6, 2))),
+        tracking=dict(K=3, R=4.0, m=4, n_mc=10, T=5.0, eps=[1e-2, 1e-3], errors=[1e-3, 1e-5], slope=2.0, invariant=[1e-9, 1e-9]),
+        full_network=dict(eps=1e-3, loss=np.array([0.5, 0.35, 0.3]), t=np.array([0.0, 1.0, 2.0]),
+                          one_cluster=np.array([0.0, 1.0, 0.5]), interaction_rel_se=0.01),
+        perturbation={(2, 0.0): rng.uniform(0.995, 1, 4), (2, 1.0): np.zeros(4), (4, 0.0): np.ones(4), (4, 1.0): np.ones(4)},
+    )
+    back = json.loads(json.dumps(res))
+    assert back["flows"][0]["converged"] == 0.75 and back["full_network"]["t_half_drop"] == 1.0
+    assert back["full_network"]["one_cluster_most_specialized"] == 1.0 and back["perturbation"]["h2"] == {"0": 1.0, "1": 0.0}
+    text = format_dynamics_summary({"profile": "smoke", "recorded": "now", "seconds": 1.0, "machine": {}, "results": back})
+    assert "fitted C = 0.930" in text and "slope 2.00" in text and "alpha 1: 0.00" in text

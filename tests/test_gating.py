@@ -68,7 +68,7 @@ def test_active_set_two_means_and_fallback():
 
 def test_profiles_and_gate_metric_formulas():
     contrib = torch.tensor([[1.0, 3.0], [0.0, 0.0]], dtype=torch.float64)
-    P = gating.profiles(contrib)
+    P = gating.contribution_profiles(contrib)
     assert torch.allclose(P[0], torch.tensor([0.25, 0.75], dtype=torch.float64)) and torch.all(P[1] == 0)
     W = torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)
     q = torch.tensor([[1.0, 0.0], [0.5, 0.5]], dtype=torch.float64)
