@@ -5,6 +5,8 @@
     monosem status FIGURE --profile P          what is cached and what is missing
     monosem plot FIGURE --profile P [--out F]  draw FIGURE from the cache
     monosem record FIGURE --profile P          copy FIGURE's cached cells to monosem/recorded/
+    monosem export FIGURE --profile P [--format csv|json] [--recorded] [--out F]
+                                               the numbers behind FIGURE, one row per cell
 
 FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long). Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
 ``results/cache``).
@@ -57,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", type=Path, default=None, help="output image (default: FIGURE-PROFILE.png)")
     record = sub.add_parser("record", help="copy a figure's cached cells to the package's recorded results")
     figure_args(record)
+    export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
+    figure_args(export)
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
+    export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
     return ap
 
 
@@ -105,6 +112,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.missing:
             for job in missing:
                 print(f"  missing: {job.label()}" + (f" width {job.param_dict['width']}" if "width" in job.param_dict else ""))
+        return 0
+    if args.command == "export":
+        from .experiments.export import export_rows, write_rows
+        from .experiments.figures import cached_records
+        from .experiments.recorded import load_recorded_cells
+
+        if args.recorded:
+            records = load_recorded_cells(jobs, args.profile)
+        else:
+            records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+        text = write_rows(export_rows(args.figure, args.profile, records), args.format)
+        if args.out is None:
+            sys.stdout.write(text)
+        else:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {len(records)} cells of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
         return 0
     if args.command == "record":
         from .experiments.recorded import record_cells, recorded_cells_dir

@@ -380,3 +380,28 @@ def test_dynamics_record_round_trip():
     assert back["full_network"]["one_cluster_most_specialized"] == 1.0 and back["perturbation"]["h2"] == {"0": 1.0, "1": 0.0}
     text = format_dynamics_summary({"profile": "smoke", "recorded": "now", "seconds": 1.0, "machine": {}, "results": back})
     assert "fitted C = 0.930" in text and "slope 2.00" in text and "alpha 1: 0.00" in text
+
+
+def test_export_writes_every_cell_as_csv_and_json(tmp_path, capsys):
+    import csv as csv_mod
+    import json
+
+    args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]
+    assert main(["run", "fig2", *args]) == 0
+    capsys.readouterr()
+    assert main(["export", "fig2", *args, "--format", "csv"]) == 0
+    rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
+    assert [(r["method"], r["K"], r["n"]) for r in rows] == [("bayes", "10", "500"), ("bayes", "10", "1000")]
+    assert all(float(r["test_mse"]) > 0 and len(r["key"]) == 16 for r in rows)
+    out = tmp_path / "fig2.json"
+    assert main(["export", "fig2", *args, "--format", "json", "--out", str(out)]) == 0
+    assert [r["test_mse"] for r in json.loads(out.read_text())] == [float(r["test_mse"]) for r in rows]
+
+
+def test_export_of_the_recorded_long_run(capsys):
+    assert main(["export", "regime", "--profile", "long", "--recorded", "--format", "json"]) == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["method"] for r in rows} <= {"mlp-relu", "mlp-reglu", "rfm", "oracle-laplace", "oracle-rfm", "bayes"}
+    assert all(r["stop_reason"] in ("target", "plateau", "cap", "diverged") for r in rows if r["method"].startswith("mlp-"))
