@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime"]
+__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime", "format_timings"]
 
 #: the MLPs of the map, with the label used in its tables
 MLP_METHODS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}
