@@ -56,5 +56,6 @@ def test_regime_summaries_on_recorded_cells():
     records = load_recorded_cells(sweep("regime", "long"), "long")
     cells = regime_cells(records)
     assert cells and all(c.K in (10, 50) for c in cells)
-    for line in regime_findings(cells):
-        assert "best MLP / best oracle" in line
+    lines = regime_findings(cells)
+    assert any("best MLP / best oracle" in line for line in lines)
+    assert all(len(line) <= 90 for line in lines)  # fits the book's text column

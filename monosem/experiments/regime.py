@@ -86,32 +86,36 @@ def _widths(cells: list[RegimeCell]) -> list[int]:
 
 
 def format_regime(cells: list[RegimeCell]) -> str:
-    """The map as text: per (K, n) the test MSE of every MLP (with its training MSE and how it
-    stopped) and of the kernels and Bayes."""
+    """The map as two narrow tables: the networks (test MSE, training MSE of the kept checkpoint,
+    how and when training stopped), then the kernels and the Bayes risk."""
     widths = _widths(cells)
-    head = f"{'K':>3} {'n':>7} |"
-    for w in widths:
-        for label in MLP_METHODS.values():
-            head += f" {label + ' w' + str(w):>26} |"
-    kernel_cols = [("laplace", "Laplace"), ("rfm", "RFM best"), ("oracle-laplace", "Lap. oracle"),
-                   ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")]
-    head += "".join(f" {label:>11}" for _, label in kernel_cols)
-    lines = [head, "-" * len(head)]
+    lines = ["networks: test MSE; training MSE of the kept checkpoint; why training stopped",
+             "(target MSE, plateau rule or update cap) and after how many updates",
+             f"{'K':>3} {'n':>7} {'width':>5}  {'ReLU test':>9} {'train':>8} {'stop':<11} {'ReGLU test':>10} {'train':>8} {'stop':<11}"]
     for c in cells:
-        row = f"{c.K:>3} {c.n:>7} |"
         for w in widths:
-            for method in MLP_METHODS:
+            row = f"{c.K:>3} {c.n:>7} {w:>5}"
+            if not any((m, w) in c.mlp for m in MLP_METHODS):
+                continue
+            for method, width in (("mlp-relu", 9), ("mlp-reglu", 10)):
                 m = c.mlp.get((method, w))
                 if m is None:
-                    row += f" {'-':>26} |"
+                    row += f"  {'-':>{width}} {'':>8} {'':<11}"
                 else:
-                    txt = f"{m['test_mse']:.3g} ({m['train_mse']:.1e}, {m['stop_reason']} {m['stop_step'] // 1000}k)"
-                    row += f" {txt:>26} |"
+                    stop = f"{m['stop_reason']} {m['stop_step'] // 1000}k"
+                    row += f"  {m['test_mse']:>{width}.3g} {m['train_mse']:>8.1e} {stop:<11}"
+            lines.append(row.rstrip())
+    kernel_cols = [("laplace", "Laplace"), ("rfm", "RFM best"), ("oracle-laplace", "Lap.oracle"),
+                   ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")]
+    lines += ["", "kernels and the Bayes risk: test MSE (global Laplace is RFM's iteration 0,",
+              "RFM best is the best of iterations 0-3, the paper's envelope)",
+              f"{'K':>3} {'n':>7} " + "".join(f"{label:>11}" for _, label in kernel_cols)]
+    for c in cells:
+        row = f"{c.K:>3} {c.n:>7} "
         for key, _ in kernel_cols:
             v = c.kernels.get(key)
-            row += f" {v:>11.3g}" if v is not None else f" {'-':>11}"
+            row += f"{v:>11.3g}" if v is not None else f"{'-':>11}"
         lines.append(row)
-    lines.append("MLP cells: test MSE (training MSE of the kept checkpoint, why it stopped and at how many updates)")
     return "\n".join(lines)
 
 
@@ -148,34 +152,38 @@ def extrapolate_ratio(ns, ratios, target: float = 2.0) -> float:
 
 
 def regime_findings(cells: list[RegimeCell]) -> list[str]:
-    """The two findings, judged on the map per (K, width), as sentences with their numbers."""
+    """The two findings, judged on the map per (K, width): a few short lines each, with their
+    numbers (best MLP / best oracle and its trend in n, where the MLP beats global RFM, ReGLU /
+    ReLU)."""
     rows = ratio_table(cells)
     lines = []
     for K in sorted({r["K"] for r in rows}):
         for w in sorted({r["width"] for r in rows if r["K"] == K}):
             rs = sorted((r for r in rows if r["K"] == K and r["width"] == w), key=lambda r: r["n"])
-            if not rs:
-                continue
             ns = [r["n"] for r in rs]
             ratio = [r["mlp_over_oracle"] for r in rs]
-            shrink = len(rs) >= 2 and ratio[-1] < ratio[0]
-            n2 = extrapolate_ratio(ns, ratio)
-            beats = [r["n"] for r in rs if r["mlp_over_rfm"] < 1]
-            gate = [r["n"] for r in rs if r["reglu_over_relu"] < 1]
             if len(rs) < 2:
                 trend = "one n so far"
             else:
-                tail = ("already within 2x" if ratio[-1] <= 2 else
-                        f"a power-law fit reaches 2x at n ~ {n2:.2g}" if np.isfinite(n2) else "the fitted ratio does not fall")
-                trend = f"{'shrinks' if shrink else 'does not shrink'} as n grows; {tail}"
-            lines.append(
-                f"K = {K}, width {w}: best MLP / best oracle = " + ", ".join(f"{v:.2f}" for v in ratio)
-                + f" at n = {', '.join(f'{n // 1000}k' for n in ns)} ({trend}); "
-                + f"MLP beats global RFM at n = {', '.join(f'{n // 1000}k' for n in beats) or 'none'}; "
-                + f"ReGLU beats ReLU at n = {', '.join(f'{n // 1000}k' for n in gate) or 'none'} "
-                + "(ReGLU / ReLU = " + ", ".join(f"{r['reglu_over_relu']:.2f}" for r in rs) + ")"
-            )
+                n2 = extrapolate_ratio(ns, ratio)
+                tail = ("within 2x at the largest n" if ratio[-1] <= 2 else
+                        f"a power law in n reaches 2x at n ~ {n2:.2g}" if np.isfinite(n2) else "the fitted ratio does not fall")
+                trend = f"{'shrinks' if ratio[-1] < ratio[0] else 'does not shrink'} as n grows; {tail}"
+            beats = [_k(r["n"]) for r in rs if r["mlp_over_rfm"] < 1]
+            gate = [_k(r["n"]) for r in rs if r["reglu_over_relu"] < 1]
+            lines += [
+                f"K = {K}, width {w}:",
+                "  best MLP / best oracle: " + ", ".join(f"{v:.2f} ({_k(n)})" for v, n in zip(ratio, ns)),
+                f"    {trend}",
+                f"  the best MLP beats global RFM at n = {', '.join(beats) or 'none'}",
+                "  ReGLU / ReLU: " + ", ".join(f"{r['reglu_over_relu']:.2f} ({_k(r['n'])})" for r in rs if r["reglu_over_relu"] == r["reglu_over_relu"])
+                + f"; ReGLU better at n = {', '.join(gate) or 'none'}",
+            ]
     return lines
+
+
+def _k(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
 def plot_regime(cells: list[RegimeCell], title: str = ""):
@@ -229,6 +237,6 @@ def format_timings(records: dict) -> str:
         rows.append(f"{job.method:>15} {'w' + str(width) if width else '':>6} K={job.K:<3} n={job.n:<7} run={job.run} "
                     f"{t.get('seconds', float('nan')):>8.0f} s  ({t.get('threads', '?')} thread(s), {t.get('device', '?')})")
     total = sum(float(rec.get("timing", {}).get("seconds", 0.0)) for rec in records.values())
-    head = [f"machine: {m.get('cpu_count')} cores, {m.get('platform')}, accelerator {m.get('accelerator') or 'none'}, "
-            f"torch {m.get('torch')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
+    head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}\n"
+            f"  {m.get('platform')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
     return "\n".join(head + rows + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])
