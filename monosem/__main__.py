@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", type=Path, default=None, help="output image (default: FIGURE-PROFILE.png)")
     record = sub.add_parser("record", help="copy a figure's cached cells to the package's recorded results")
     figure_args(record)
+    record.add_argument("--restore", action="store_true",
+                        help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
     figure_args(export)
     export.add_argument("--format", choices=("csv", "json"), default="csv")
@@ -130,8 +132,12 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"wrote {len(records)} cells of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
         return 0
     if args.command == "record":
-        from .experiments.recorded import record_cells, recorded_cells_dir
+        from .experiments.recorded import record_cells, recorded_cells_dir, restore_cells
 
+        if args.restore:
+            n = restore_cells(jobs, cache, args.profile)
+            print(f"{args.figure}: {n} recorded cells restored into {cache.root}")
+            return 0
         n_rec, n_missing = record_cells(jobs, cache, args.profile)
         print(f"{args.figure}: {n_rec} cells recorded in {recorded_cells_dir(args.profile)}, {n_missing} not computed yet")
         return 0

@@ -18,6 +18,8 @@ export MONOSEM_CACHE=${MONOSEM_CACHE:-$PWD/results/cache}
 export MONOSEM_MAX_STACK=1
 # one thread: the per-cell times are one-core times, and the other core stays free
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+# a fresh machine (no cache): start from the cells already recorded in the package
+for fig in regime fig2 fig4 fig6; do $PY -m monosem record $fig --profile long --restore; done
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 20000 50000 100000 200000)
 for n in "${sizes[@]}"; do

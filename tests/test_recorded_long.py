@@ -59,3 +59,14 @@ def test_regime_summaries_on_recorded_cells():
     lines = regime_findings(cells)
     assert any("best MLP / best oracle" in line for line in lines)
     assert all(len(line) <= 90 for line in lines)  # fits the book's text column
+
+
+def test_restore_puts_recorded_cells_back_into_an_empty_cache(tmp_path, capsys):
+    jobs = sweep("regime", "long", Ks=[50], ns=[10_000], methods=["oracle-laplace", "bayes"])
+    recorded = load_recorded_cells(jobs, "long")
+    assert main(["record", "regime", "--profile", "long", "--K", "50", "--n", "10000",
+                 "--methods", "oracle-laplace", "bayes", "--restore", "--cache", str(tmp_path)]) == 0
+    assert f"{len(recorded)} recorded cells restored" in capsys.readouterr().out
+    cache = ResultCache(tmp_path)
+    for job, rec in recorded.items():
+        assert cache.load(job)["metrics"] == rec["metrics"]

@@ -40,6 +40,7 @@ __all__ = [
     "recorded_cells_dir",
     "record_cells",
     "load_recorded_cells",
+    "restore_cells",
 ]
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -171,3 +172,19 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
         if record is not None:
             out[job] = record
     return out
+
+
+def restore_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None) -> int:
+    """Write the recorded cells of ``jobs`` that the cache lacks back into the cache (their
+    metrics and timing, under the current configuration and key), so that a fresh machine
+    continues a long run instead of recomputing what is already recorded. Trained networks are
+    not recorded: a gated cell whose source network is missing retrains it. Returns the number
+    of cells restored."""
+    restored = 0
+    for job, record in load_recorded_cells(jobs, profile, root=root).items():
+        if cache.has(job):
+            continue
+        timing = record.get("timing", {})
+        cache.save(job, record["metrics"], float(timing.get("seconds", 0.0)), device=str(timing.get("device", "")))
+        restored += 1
+    return restored
