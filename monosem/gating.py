@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from .checks import check_int
+from .checks import check_choice, check_int
 from .kernels import LaplaceKernelRegressor, RFMRegressor
 
 __all__ = ["MLPGatedRegressor", "contributions", "average_contributions", "active_neurons", "gate_metrics", "psd_sqrt"]
@@ -155,7 +155,7 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
 
     def _check(self) -> None:
         if self.local not in LOCALS:
-            raise ValueError(f"local={self.local!r} is not allowed; use one of {list(LOCALS)}")
+            check_choice(self.local, "local", LOCALS)
         check_int(self.n_gates, "n_gates")
         _relu_parts(self.mlp)
 

@@ -43,7 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_int, check_positive
+from .checks import check_choice, check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
 __all__ = ["ACTIVATIONS", "GATED", "MLP", "MLPStack", "init_parameters"]
@@ -58,7 +58,7 @@ _PHI = {"relu": F.relu, "gelu": F.gelu, "reglu": F.relu, "swiglu": F.silu}
 
 def _check_architecture(d: int, width: int, activation: str) -> None:
     if activation not in ACTIVATIONS:
-        raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
+        check_choice(activation, "activation", ACTIVATIONS)
     check_int(d, "d")
     check_int(width, "width")
 
@@ -183,7 +183,7 @@ class MLPStack(nn.Module):
     ) -> None:
         super().__init__()
         if kernel not in ("auto", "bmm", "loop"):
-            raise ValueError(f"kernel={kernel!r} is not allowed; use 'auto', 'bmm' or 'loop'")
+            check_choice(kernel, "kernel", ("auto", "bmm", "loop"))
         self.kernel = kernel
         seeds = list(seeds)
         if not seeds:

@@ -20,6 +20,7 @@ import torch
 from matplotlib.patches import Patch
 
 from . import plots
+from .checks import check_interval
 from .models import MLP
 
 __all__ = [
@@ -79,7 +80,7 @@ def active_set(imp: torch.Tensor, fraction: float = 0.999) -> torch.Tensor:
     """Indices of the smallest leading set of neurons (by decreasing importance) whose importance
     adds up to at least ``fraction`` of the total; in decreasing order of importance."""
     if not 0 < fraction <= 1:
-        raise ValueError(f"fraction={fraction!r} must be in (0, 1]")
+        check_interval(fraction, "fraction", 0, 1, closed="right")
     imp = imp.detach().double().reshape(-1)
     if bool((imp < 0).any()) or not bool(torch.isfinite(imp).all()):
         raise ValueError("importances must be finite and non-negative")

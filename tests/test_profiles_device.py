@@ -88,3 +88,19 @@ def test_torch_generator_is_independent_of_global_state():
     torch.manual_seed(999)
     g2 = device.torch_generator(7)
     assert torch.equal(torch.randn(5, generator=g1), torch.randn(5, generator=g2))
+
+
+def test_check_choice_and_check_interval():
+    from monosem.checks import check_choice, check_interval
+
+    assert check_choice("a1", "protocol", ("a1", "a2")) == "a1"
+    with pytest.raises(ValueError, match=r"protocol='a3' is not allowed; use one of \['a1', 'a2'\]"):
+        check_choice("a3", "protocol", ("a1", "a2"))
+    with pytest.raises(ValueError, match="is not allowed"):
+        check_choice(True, "flag", (1, 0))  # True == 1, but a bool is not the integer choice
+    assert check_interval(1.0, "r", 0, 1, closed="right") == 1.0
+    for bad in (0.0, 1.5, float("nan"), "0.5", True):
+        with pytest.raises(ValueError, match=r"r=.* must lie in \(0, 1\]"):
+            check_interval(bad, "r", 0, 1, closed="right")
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\)"):
+        check_interval(1, "r", 0, 1, closed="left")

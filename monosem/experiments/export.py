@@ -14,6 +14,8 @@ import io
 import json
 from typing import Any
 
+from ..checks import check_choice
+
 __all__ = ["COLUMNS", "export_rows", "write_rows"]
 
 #: the columns of an exported table, in order
@@ -41,8 +43,7 @@ def write_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     """``rows`` as CSV (a header line, empty fields for missing values) or as a JSON list."""
     if fmt == "json":
         return json.dumps(rows, indent=1)
-    if fmt != "csv":
-        raise ValueError(f"format={fmt!r} is not allowed; use 'csv' or 'json'")
+    check_choice(fmt, "format", ("csv", "json"))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..checks import check_int, check_nonnegative
+from ..checks import check_choice, check_int, check_nonnegative
 from ..device import get_device, resolve_dtype, torch_generator
 from .agop import AGOP_MAX_SAMPLES, agop_from_gradients, laplace_gradients, subsample_rows
 from .bandwidth import resolve_bandwidth
@@ -101,7 +101,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------------------ fitting
     def _check_params(self) -> None:
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver={self.solver!r} is not allowed; use one of {list(SOLVERS)}")
+            check_choice(self.solver, "solver", SOLVERS)
         check_nonnegative(self.ridge, "ridge")
         check_positive(self.target_mse, "target_mse")
         check_int(self.max_iter, "max_iter")

@@ -42,7 +42,7 @@ import torch
 from tqdm import tqdm
 
 from ..atomic import atomic_torch_save, quarantine
-from ..checks import check_int, check_positive
+from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
 from .step import autograd_loss_and_grads, loss_and_grads
@@ -112,10 +112,8 @@ class TrainConfig:
             check_int(v, name)
         check_int(self.min_steps, "min_steps", 0, self.max_steps, what="at most max_steps")
         _check_lr(self.lr)
-        if not 0 < self.final_lr_ratio <= 1:
-            raise ValueError(f"final_lr_ratio={self.final_lr_ratio!r} must be in (0, 1]")
-        if self.protocol not in ("a1", "a2"):
-            raise ValueError(f"protocol={self.protocol!r} is not allowed; use 'a1' or 'a2'")
+        check_interval(self.final_lr_ratio, "final_lr_ratio", 0, 1, closed="right")
+        check_choice(self.protocol, "protocol", ("a1", "a2"))
         if not self.target_mse >= 0 or not self.min_rel_improvement >= 0:
             raise ValueError("target_mse and min_rel_improvement must be >= 0")
         if not (0 <= self.betas[0] < 1 and 0 <= self.betas[1] < 1) or not self.eps > 0:
@@ -133,7 +131,7 @@ def a1_config(activation: str, *, max_steps: int | None = None, batch: int = 204
     """Appendix A.1: Adam, batch 2 048, cosine decay to 1/10, validation-selected checkpoint;
     at most 40 000 steps for ReLU and 20 000 for the others unless ``max_steps`` is given."""
     if activation not in ACTIVATIONS:
-        raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
+        check_choice(activation, "activation", ACTIVATIONS)
     steps = max_steps if max_steps is not None else (40_000 if activation == "relu" else 20_000)
     return TrainConfig(max_steps=steps, batch=batch, lr=LR_A1[activation] if lr is None else lr, final_lr_ratio=0.1, protocol="a1", eval_every=eval_every)
 
@@ -155,7 +153,7 @@ def a2_config(
     training MSE 4e-4 or after 60 evaluations (every 500 updates) without 5e-4 relative
     improvement, restore the lowest-training-MSE checkpoint."""
     if activation not in ACTIVATIONS:
-        raise ValueError(f"activation={activation!r} is not allowed; use one of {list(ACTIVATIONS)}")
+        check_choice(activation, "activation", ACTIVATIONS)
     return TrainConfig(
         max_steps=max_steps, batch=batch, lr=LR_A2[activation] if lr is None else lr, final_lr_ratio=final_lr_ratio,
         protocol="a2", eval_every=eval_every, min_steps=min_steps, target_mse=target_mse,
@@ -403,7 +401,7 @@ def train(
         Both give the same updates to rounding.
     """
     if gradients not in _GRADIENTS:
-        raise ValueError(f"gradients={gradients!r} is not allowed; use one of {sorted(_GRADIENTS)}")
+        check_choice(gradients, "gradients", sorted(_GRADIENTS))
     gradient = _GRADIENTS[gradients]
     stack = MLPStack.from_models([model]) if isinstance(model, MLP) else model
     if not isinstance(stack, MLPStack):
