@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from monosem import data
-from monosem.experiments import theorem2 as X
+from monosem.experiments import theorem2_separation as X
 from monosem.profiles import Theorem2Sizes, get_profile
 
 

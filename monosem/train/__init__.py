@@ -1,6 +1,6 @@
-"""Training as in Appendices A.1 and A.2 (:mod:`.loop`), and the Section 3.1 runs (:mod:`.figure1`)."""
+"""Training as in Appendices A.1 and A.2 (:mod:`.loop`, with the hand-derived gradient of
+:mod:`.step`). The Section 3.1 runs that use it are an experiment: :mod:`monosem.experiments.specialization`."""
 
-from .figure1 import FIGURE1_SAMPLE_SEEDS, Figure1Run, figure1_data, paper_profile_estimate, relative_movement, train_figure1
 from .loop import (
     A2_FINAL_LR_RATIO,
     A2_MIN_REL_IMPROVEMENT,
@@ -37,10 +37,4 @@ __all__ = [
     "plateau_step",
     "replay_stopping",
     "train",
-    "FIGURE1_SAMPLE_SEEDS",
-    "Figure1Run",
-    "figure1_data",
-    "train_figure1",
-    "relative_movement",
-    "paper_profile_estimate",
 ]

@@ -18,7 +18,7 @@ from ..data import figure1_model
 from ..device import get_device
 from ..models import MLP, MLPStack, init_parameters
 from ..profiles import SpecializationSizes
-from .loop import LR_A1, TrainData, a1_config, mse, train
+from ..train import LR_A1, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate"]
 
