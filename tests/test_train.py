@@ -191,3 +191,26 @@ def test_a_diverging_model_is_frozen_without_disturbing_the_others(small_data):
     one = train(MLPStack(40, 8, "relu", [0]), small_data, cfg, lrs=[0.01], progress=False)
     torch.testing.assert_close(res.stack.W[0], one.stack.W[0], rtol=1e-4, atol=1e-5)
     assert int(res.stop_step[1]) < 40 and torch.isfinite(res.stack.W[1]).all()
+
+
+def test_stack_adam_is_torch_adam_per_model():
+    """The optimizer object: init/update with one learning rate per model equals torch.optim.Adam
+    run on each model alone."""
+    from monosem.train.adam import StackAdam
+
+    gen = torch.Generator().manual_seed(3)
+    p = torch.randn(2, 5, 3, generator=gen, dtype=torch.float64)
+    grads = [torch.randn(2, 5, 3, generator=gen, dtype=torch.float64) for _ in range(4)]
+    lrs = torch.tensor([0.01, 0.05], dtype=torch.float64)
+    opt = StackAdam()
+    mine, state = p.clone(), opt.init([p])
+    for g in grads:
+        state = opt.update([mine], [g], state, lrs)
+    assert state.count == len(grads)
+    for i in range(2):
+        ref = p[i].clone().requires_grad_(True)
+        torch_opt = torch.optim.Adam([ref], lr=float(lrs[i]))
+        for g in grads:
+            ref.grad = g[i].clone()
+            torch_opt.step()
+        torch.testing.assert_close(mine[i], ref.detach(), rtol=1e-12, atol=1e-14)

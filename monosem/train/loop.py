@@ -19,7 +19,7 @@ batched forward/backward per step serves all of them, each with its own initiali
 data-order seed, learning rate and stopping decision (a stopped model is frozen). Adam is written
 out here rather than taken from ``torch.optim`` because ``torch.optim.Adam`` has one learning rate
 per parameter tensor, and a stack needs one per model; the update is the same formula, in the same
-order of operations. A step of a stack holds ``M x batch x H`` hidden activations (H = width, or
+order of operations (:class:`~monosem.train.adam.StackAdam`). A step of a stack holds ``M x batch x H`` hidden activations (H = width, or
 2 x width for gated nets) a few times over for the backward pass: on a GPU choose the stack
 size ``M`` so that this fits (e.g. M = 64 at width 4 096, batch 4 096 needs roughly 20-40 GB in
 float32).
@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -45,6 +45,7 @@ from ..atomic import atomic_torch_save, quarantine
 from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
+from .adam import AdamState, StackAdam
 from .step import autograd_loss_and_grads, loss_and_grads
 
 __all__ = [
@@ -274,6 +275,44 @@ class TrainResult:
         return done / self.seconds if self.seconds > 0 else float("nan")
 
 
+@dataclass
+class RunState:
+    """Where a run stands, per model: the kept checkpoint and its value, the plateau counter,
+    which models still train and when each stopped, and the evaluation history. Together with the
+    optimizer's state and the parameters it is what a checkpoint holds."""
+
+    step: int
+    best_params: list[torch.Tensor]
+    best_value: torch.Tensor
+    best_step: torch.Tensor
+    plateau_best: torch.Tensor
+    since: torch.Tensor
+    active: torch.Tensor
+    stop_step: torch.Tensor
+    hist_step: list[int] = field(default_factory=list)
+    hist_train: list[torch.Tensor] = field(default_factory=list)
+    hist_val: list[torch.Tensor] = field(default_factory=list)
+    finished: bool = False
+
+    @classmethod
+    def start(cls, params: Sequence[torch.Tensor], max_steps: int) -> "RunState":
+        M, dev = params[0].shape[0], params[0].device
+        inf = torch.full((M,), math.inf, dtype=torch.float64, device=dev)
+        return cls(
+            step=0, best_params=[p.detach().clone() for p in params], best_value=inf.clone(),
+            best_step=torch.zeros(M, dtype=torch.long, device=dev), plateau_best=inf.clone(),
+            since=torch.zeros(M, dtype=torch.long, device=dev), active=torch.ones(M, dtype=torch.bool, device=dev),
+            stop_step=torch.full((M,), max_steps, dtype=torch.long, device=dev),
+        )
+
+    @staticmethod
+    def keys() -> tuple[str, ...]:
+        return tuple(f.name for f in fields(RunState))
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.keys()}
+
+
 @torch.no_grad()
 def mse(model: MLP | MLPStack, x: torch.Tensor, y: torch.Tensor, n_used: Sequence[int] | None = None) -> torch.Tensor:
     """Mean squared error of every model of a stack, ``(M,)`` in float64 (a scalar for an MLP).
@@ -429,128 +468,114 @@ def train(
 
     params = [getattr(stack, name) for name in _PARAMS]
     lr0 = torch.tensor(lrs, dtype=stack.W.dtype, device=dev)
-    state = {
-        "step": 0,
-        "adam_m": [torch.zeros_like(p) for p in params],
-        "adam_v": [torch.zeros_like(p) for p in params],
-        "best_params": [p.detach().clone() for p in params],
-        "best_value": torch.full((M,), math.inf, dtype=torch.float64, device=dev),
-        "best_step": torch.zeros(M, dtype=torch.long, device=dev),
-        "plateau_best": torch.full((M,), math.inf, dtype=torch.float64, device=dev),
-        "since": torch.zeros(M, dtype=torch.long, device=dev),
-        "active": torch.ones(M, dtype=torch.bool, device=dev),
-        "stop_step": torch.full((M,), config.max_steps, dtype=torch.long, device=dev),
-        "hist_step": [],
-        "hist_train": [],
-        "hist_val": [],
-        "finished": False,
-    }
+    opt = StackAdam(config.betas, config.eps)
+    opt_state, run = opt.init(params), RunState.start(params, config.max_steps)
     fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
     path = Path(checkpoint) if checkpoint is not None else None
-    saved = None
-    if path is not None and path.exists():
-        try:
-            saved = torch.load(path, map_location=dev, weights_only=True)
-            if not isinstance(saved, dict) or "fingerprint" not in saved or any(k not in saved for k in state):
-                raise ValueError("not a training checkpoint")
-        except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
-            quarantine(path, str(err) or type(err).__name__)  # start afresh: one run's work, not a blocked sweep
-            saved = None
+    saved = _load_checkpoint(path, dev)
     if saved is not None:
         if saved["fingerprint"] != fingerprint:
             raise ValueError(f"checkpoint {path} was written by a run with different arguments; delete it or pass another path")
         with torch.no_grad():
             for p, v in zip(params, saved["params"]):
                 p.copy_(v)
-        state = {k: saved[k] for k in state}
-    resumed_from = int(state["step"])
+        run = RunState(**{k: saved[k] for k in RunState.keys()})
+        opt_state = AdamState(run.step, saved["adam_m"], saved["adam_v"])
+    resumed_from = run.step
 
     def save() -> None:
         if path is not None:
-            atomic_torch_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **state}, path)
+            atomic_torch_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **run.as_dict(),
+                               "adam_m": opt_state.m, "adam_v": opt_state.v}, path)
 
-    b1, b2 = config.betas
     t0 = time.perf_counter()
     # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
     bar_kwargs = {} if progress else {"disable": True}
     bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or f"{stack.activation} x{M}", leave=False, **bar_kwargs)
-    while not state["finished"]:
-        step = int(state["step"])
-        active = state["active"]
-        idx = order.indices(step)
-        xb = _take(x_tr, idx, per_model_x)
-        yb = _take(y_tr, idx, per_model_x)
-        grads = gradient(stack, xb, yb)[1:]
-        # Adam (torch.optim.Adam's update, with one learning rate per model; frozen models get 0)
-        t = step + 1
-        lr_t = cosine_lr(step, config.max_steps, lr0, config.final_lr_ratio) * active
-        bc1, bc2 = 1 - b1**t, 1 - b2**t
-        with torch.no_grad():
-            for p, g, m, v in zip(params, grads, state["adam_m"], state["adam_v"]):
-                m.lerp_(g, 1 - b1)
-                v.mul_(b2).addcmul_(g, g, value=1 - b2)
-                denom = (v.sqrt() / math.sqrt(bc2)).add_(config.eps)
-                p.sub_((lr_t / bc1).view(-1, *[1] * (p.ndim - 1)) * m / denom)
-        state["step"] = step = t
+    while not run.finished:
+        # one update of every model: its mini-batch, the gradient, Adam at the cosine rate
+        # (a frozen model gets rate 0)
+        idx = order.indices(run.step)
+        grads = gradient(stack, _take(x_tr, idx, per_model_x), _take(y_tr, idx, per_model_x))[1:]
+        lr_t = cosine_lr(run.step, config.max_steps, lr0, config.final_lr_ratio) * run.active
+        opt_state = opt.update(params, grads, opt_state, lr_t)
+        run.step = step = opt_state.count
         bar.update(1)
         if step % config.eval_every == 0 or step == config.max_steps:
-            _evaluate(stack, params, state, config, step, x_tr, y_tr, x_va, y_va, sizes)
-            bar.set_postfix(best=f"{float(state['best_value'][state['best_value'].isfinite()].min()) if bool(state['best_value'].isfinite().any()) else float('nan'):.3g}")
-            if not bool(state["active"].any()):
-                state["finished"] = True
+            _evaluate(stack, params, run, config, step, x_tr, y_tr, x_va, y_va, sizes)
+            finite = run.best_value[run.best_value.isfinite()]
+            bar.set_postfix(best=f"{float(finite.min()) if finite.numel() else float('nan'):.3g}")
+            if not bool(run.active.any()):
+                run.finished = True
         if step >= config.max_steps:
-            state["finished"] = True
-        if state["finished"] or step % every == 0:
+            run.finished = True
+        if run.finished or step % every == 0:
             save()
         if callback is not None:
             callback(step)
     bar.close()
     seconds = time.perf_counter() - t0
     with torch.no_grad():
-        for p, best in zip(params, state["best_params"]):
+        for p, best in zip(params, run.best_params):
             p.copy_(best)
         if isinstance(model, MLP):
             for name in _PARAMS:
                 getattr(model, name).copy_(getattr(stack, name)[0])
     hist = {
-        "step": torch.tensor(state["hist_step"], dtype=torch.long),
-        "train_mse": torch.stack(state["hist_train"]).cpu() if state["hist_train"] else torch.zeros(0, M, dtype=torch.float64),
-        "val_mse": torch.stack(state["hist_val"]).cpu() if state["hist_val"] else torch.zeros(0, M, dtype=torch.float64),
+        "step": torch.tensor(run.hist_step, dtype=torch.long),
+        "train_mse": torch.stack(run.hist_train).cpu() if run.hist_train else torch.zeros(0, M, dtype=torch.float64),
+        "val_mse": torch.stack(run.hist_val).cpu() if run.hist_val else torch.zeros(0, M, dtype=torch.float64),
     }
     return TrainResult(
-        stack=stack, config=config, lrs=lrs, best_step=state["best_step"].cpu(), best_value=state["best_value"].cpu(),
-        stop_step=state["stop_step"].cpu(), history=hist, steps_run=int(state["step"]), seconds=seconds, resumed_from=resumed_from,
+        stack=stack, config=config, lrs=lrs, best_step=run.best_step.cpu(), best_value=run.best_value.cpu(),
+        stop_step=run.stop_step.cpu(), history=hist, steps_run=run.step, seconds=seconds, resumed_from=resumed_from,
     )
 
 
-def _evaluate(stack, params, state, config, step, x_tr, y_tr, x_va, y_va, sizes) -> None:
+def _load_checkpoint(path: Path | None, dev: torch.device) -> dict | None:
+    """A checkpoint's contents, or None when there is none; a damaged one is moved aside (with a
+    warning) and the run starts afresh: one run's work, not a blocked sweep."""
+    if path is None or not path.exists():
+        return None
+    try:
+        saved = torch.load(path, map_location=dev, weights_only=True)
+        needed = ("fingerprint", "params", "adam_m", "adam_v", *RunState.keys())
+        if not isinstance(saved, dict) or any(k not in saved for k in needed):
+            raise ValueError("not a training checkpoint")
+    except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
+        quarantine(path, str(err) or type(err).__name__)
+        return None
+    return saved
+
+
+def _evaluate(stack, params, run: RunState, config, step, x_tr, y_tr, x_va, y_va, sizes) -> None:
     """One evaluation: log the metrics, update the kept checkpoint and (A.2) the stopping rule."""
     M = stack.n_models
     nan = torch.full((M,), math.nan, dtype=torch.float64, device=stack.W.device)
     val = mse(stack, x_va, y_va) if x_va is not None else nan
     need_train = config.protocol == "a2" or x_va is None
     tr = mse(stack, x_tr, y_tr, sizes) if need_train else nan
-    state["hist_step"].append(step)
-    state["hist_train"].append(tr)
-    state["hist_val"].append(val)
+    run.hist_step.append(step)
+    run.hist_train.append(tr)
+    run.hist_val.append(val)
     metric = val if config.protocol == "a1" else tr
-    active = state["active"]
+    active = run.active
     # a model whose loss is no longer finite has diverged: freeze it (checked here, not every
     # step, to keep the GPU free of per-step synchronizations)
     diverged = active & ~torch.isfinite(metric)
-    state["stop_step"] = torch.where(diverged, torch.full_like(state["stop_step"], step), state["stop_step"])
-    state["active"] = active = active & ~diverged
+    run.stop_step = torch.where(diverged, torch.full_like(run.stop_step, step), run.stop_step)
+    run.active = active = active & ~diverged
     metric = torch.where(torch.isfinite(metric), metric, torch.full_like(metric, math.inf))
-    improved = active & (metric < state["best_value"])
-    state["best_value"] = torch.where(improved, metric, state["best_value"])
-    state["best_step"] = torch.where(improved, torch.full_like(state["best_step"], step), state["best_step"])
-    for p, best in zip(params, state["best_params"]):
+    improved = active & (metric < run.best_value)
+    run.best_value = torch.where(improved, metric, run.best_value)
+    run.best_step = torch.where(improved, torch.full_like(run.best_step, step), run.best_step)
+    for p, best in zip(params, run.best_params):
         mask = improved.view(-1, *[1] * (p.ndim - 1))
         best.copy_(torch.where(mask, p.detach(), best))
     if config.protocol == "a2":
-        pb, since = plateau_step(state["plateau_best"], state["since"], metric, config.min_rel_improvement)
-        state["plateau_best"] = torch.where(active, pb, state["plateau_best"])
-        state["since"] = torch.where(active, since, state["since"])
-        stop = active & _a2_stop(step, metric, state["since"], config)
-        state["stop_step"] = torch.where(stop, torch.full_like(state["stop_step"], step), state["stop_step"])
-        state["active"] = active & ~stop
+        pb, since = plateau_step(run.plateau_best, run.since, metric, config.min_rel_improvement)
+        run.plateau_best = torch.where(active, pb, run.plateau_best)
+        run.since = torch.where(active, since, run.since)
+        stop = active & _a2_stop(step, metric, run.since, config)
+        run.stop_step = torch.where(stop, torch.full_like(run.stop_step, step), run.stop_step)
+        run.active = active & ~stop
