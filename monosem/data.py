@@ -30,7 +30,15 @@ import torch
 from .checks import check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
+#: Appendix A.2, eq. (6): the label noise of the mixed-link model, epsilon ~ N(0, 0.02^2)
+MIXED_LINK_NOISE_STD = 0.02
+#: its variance, 4e-4: the paper's training-MSE target for the networks and for EigenPro
+#: ("which equals the label-noise variance"); the one home of that number
+LABEL_NOISE_VARIANCE = MIXED_LINK_NOISE_STD**2
+
 __all__ = [
+    "MIXED_LINK_NOISE_STD",
+    "LABEL_NOISE_VARIANCE",
     "LINKS",
     "Link",
     "ClusteredSingleIndexModel",
@@ -401,7 +409,7 @@ def mixed_link_model(
     *,
     R: float = 1.0,
     gamma: float = 4.0,
-    noise_std: float = 0.02,
+    noise_std: float = MIXED_LINK_NOISE_STD,
     geometry_seed: int | None = None,
 ) -> ClusteredSingleIndexModel:
     """The mixed-link clustered model of Sections 3.2-3.3 / Appendices A.2-A.3.

@@ -405,3 +405,45 @@ def test_export_of_the_recorded_long_run(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows and {r["method"] for r in rows} <= {"mlp-relu", "mlp-reglu", "rfm", "oracle-laplace", "oracle-rfm", "bayes"}
     assert all(r["stop_reason"] in ("target", "plateau", "cap", "diverged") for r in rows if r["method"].startswith("mlp-"))
+
+
+def test_the_key_holds_what_the_computation_reads(monkeypatch):
+    """Precision, the full A.2 schedule and a gated cell's solver settings are in the key, and
+    the computations build their configurations from the key alone."""
+    from monosem.experiments import methods
+
+    job32 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
+    monkeypatch.setenv("MONOSEM_DTYPE", "float64")
+    job64 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
+    monkeypatch.delenv("MONOSEM_DTYPE")
+    assert job32.key() != job64.key() and job64.param_dict["dtype"] == "float64"
+    p = dict(job32.param_dict, lr_final=1e-5, rel_improvement=1e-3)
+    cfg = methods._a2_config(p)
+    assert cfg.final_lr_ratio == pytest.approx(1e-5 / p["lr"]) and cfg.min_rel_improvement == 1e-3
+    gated = sweep("fig4", "cpu", Ks=[10], ns=[5_000], methods=["gated-rfm"])[0]
+    seen = {}
+
+    class Capture(Exception):
+        pass
+
+    def fake(mlp, **kw):
+        seen.update(kw["local_params"])
+        raise Capture
+
+    monkeypatch.setattr(methods, "MLPGatedRegressor", fake)
+    monkeypatch.setattr(methods, "load_mlp", lambda job, cache, device=None: None)
+    monkeypatch.setattr(methods.ResultCache, "has", lambda self, job: True)
+    with pytest.raises(Capture):
+        methods.compute_gated(gated, ResultCache("/nonexistent"))
+    p = gated.param_dict
+    assert seen["agop_samples"] == p["agop_samples"] == 2_000  # the cpu profile's, not RFM's default 20 000
+    assert (seen["ridge"], seen["max_iter"], seen["dtype"]) == (p["ridge"], p["solver_max_iter"], p["dtype"])
+
+
+def test_one_home_for_the_noise_level():
+    from monosem.data import LABEL_NOISE_VARIANCE
+    from monosem.experiments.figures import NOISE_VARIANCE
+    from monosem.kernels.solvers import TARGET_TRAIN_MSE
+    from monosem.train import A2_TARGET_MSE, a2_config
+
+    assert LABEL_NOISE_VARIANCE == 4e-4 == TARGET_TRAIN_MSE == A2_TARGET_MSE == NOISE_VARIANCE == a2_config("relu").target_mse

@@ -8,6 +8,7 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 
 from .. import plots
+from ..data import LABEL_NOISE_VARIANCE
 from ..profiles import Profile, get_profile
 from .cache import ResultCache
 from .results import aggregate
@@ -16,7 +17,7 @@ from .sweeps import FIGURES, sweep
 __all__ = ["plot_figure", "cached_records", "run_figure"]
 
 #: the label-noise variance of the mixed-link model (eq. 6)
-NOISE_VARIANCE = 0.02**2
+NOISE_VARIANCE = LABEL_NOISE_VARIANCE
 
 
 def cached_records(figure: str, profile: str | Profile, cache: ResultCache, **select) -> dict:

@@ -25,12 +25,13 @@ from typing import Callable
 
 import torch
 
+from ..data import LABEL_NOISE_VARIANCE
 from .laplace import KernelOperator
 
 __all__ = ["SolveInfo", "solve_exact", "solve_cg", "TARGET_TRAIN_MSE"]
 
 #: The paper's early-stopping target: training MSE 4e-4, the label-noise variance 0.02^2.
-TARGET_TRAIN_MSE = 4e-4
+TARGET_TRAIN_MSE = LABEL_NOISE_VARIANCE
 
 
 @dataclass

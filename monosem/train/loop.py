@@ -42,6 +42,7 @@ import torch
 from tqdm import tqdm
 
 from ..atomic import atomic_torch_save, quarantine
+from ..data import LABEL_NOISE_VARIANCE
 from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, MLP, MLPStack
@@ -76,7 +77,7 @@ LR_A2 = {"relu": 1e-2, "gelu": 3e-2, "reglu": 3e-3, "swiglu": 1e-2}
 #: Appendix A.2: the schedules end at 1/100 of the initial rate (10^-2 -> 10^-4, ...).
 A2_FINAL_LR_RATIO = 0.01
 #: Appendix A.2: stop at a training MSE of 4e-4, "which equals the label-noise variance".
-A2_TARGET_MSE = 4e-4
+A2_TARGET_MSE = LABEL_NOISE_VARIANCE
 #: Appendix A.2: the plateau rule's relative training-MSE improvement.
 A2_MIN_REL_IMPROVEMENT = 5e-4
 
