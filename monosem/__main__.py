@@ -161,7 +161,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
         fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
         fig.savefig(out, bbox_inches="tight")
-        print(f"wrote {out}")
+        unique = list(dict.fromkeys(jobs))
+        _, missing = cache.status(unique)
+        partial = f"; {len(missing)} of {len(unique)} cells are not computed yet (`monosem status --missing` lists them)" if missing else ""
+        print(f"wrote {out}{partial}")
         return 0
     return 2  # pragma: no cover - argparse enforces the sub-commands
 

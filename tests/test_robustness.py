@@ -118,3 +118,49 @@ def test_killed_run_leaves_no_pool_workers(tmp_path):
     for w in alive:  # clean up before failing
         os.kill(w, signal.SIGKILL)
     assert not alive, f"workers {alive} outlived their parent"
+
+
+def test_a_model_file_of_another_job_is_refused(tmp_path):
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.methods import _model_path, load_mlp
+    from monosem.experiments.sweeps import sweep
+
+    cache = ResultCache(tmp_path)
+    a, b = sweep("fig2", "smoke", Ks=[1, 10], ns=[500], methods=["mlp-relu"])
+    net = MLP(20, a.param_dict["width"], "relu", seed=1000)
+    path_a, path_b = _model_path(cache, a), _model_path(cache, b)
+    path_a.parent.mkdir(parents=True)
+    torch.save({"key": a.key()} | {k: getattr(net, k).detach() for k in ("W", "b", "a", "a0")}, path_a)
+    assert load_mlp(a, cache).width == net.width
+    os.replace(path_a, path_b)  # K = 1's network where K = 10's belongs
+    with pytest.warns(RuntimeWarning, match="holds the network of job"), pytest.raises(FileNotFoundError):
+        load_mlp(b, cache)
+    assert path_b.with_name(path_b.name + ".corrupt").exists()
+
+
+def test_files_are_created_with_the_umask_mode(tmp_path):
+    from monosem.atomic import atomic_write_json
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_json(tmp_path / "r.json", {"x": 1})
+    finally:
+        os.umask(old)
+    assert (os.stat(tmp_path / "r.json").st_mode & 0o777) == 0o644
+
+
+def test_cli_plot_of_a_partial_cache_says_what_is_missing(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main(["run", "fig2", "--profile", "smoke", "--cache", str(cache), "--methods", "bayes", "--K", "10"]) == 0
+    capsys.readouterr()
+    assert main(["plot", "fig2", "--profile", "smoke", "--cache", str(cache), "--out", str(tmp_path / "f.png")]) == 0
+    assert "26 of 28 cells are not computed yet" in capsys.readouterr().out
+
+
+def test_jobs_sets_the_slurm_array_parallelism(tmp_path, monkeypatch):
+    from monosem.experiments import figures
+
+    seen = {}
+    monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: seen.update(kw["slurm"]))
+    assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--executor", "slurm", "--jobs", "7"]) == 0
+    assert seen["slurm_array_parallelism"] == 7
