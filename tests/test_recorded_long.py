@@ -70,3 +70,12 @@ def test_restore_puts_recorded_cells_back_into_an_empty_cache(tmp_path, capsys):
     cache = ResultCache(tmp_path)
     for job, rec in recorded.items():
         assert cache.load(job)["metrics"] == rec["metrics"]
+
+
+def test_regime_plots_draw_the_recorded_cells():
+    from monosem.experiments.regime import plot_regime, plot_training_curves
+
+    records = load_recorded_cells(sweep("regime", "long"), "long")
+    fig = plot_training_curves(records, target=4e-4)
+    assert any(ax.get_lines() for ax in fig.axes)
+    assert plot_regime(regime_cells(records)).axes

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime", "format_timings"]
+__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime", "format_timings", "plot_training_curves"]
 
 #: the MLPs of the map, with the label used in its tables
 MLP_METHODS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}
@@ -240,3 +240,43 @@ def format_timings(records: dict) -> str:
     head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}\n"
             f"  {m.get('platform')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
     return "\n".join(head + rows + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])
+
+
+def plot_training_curves(records: dict, target: float | None = None, title: str = ""):
+    """Training MSE against updates for every recorded MLP cell of the map (one panel per K and
+    network width; colour: n, solid ReLU, dashed ReGLU), with the A.2 target: where a network
+    stopped, and whether its curve was still falling there."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    mlp = {job: rec for job, rec in records.items() if job.method in MLP_METHODS and rec["metrics"].get("train_curve")}
+    panels = sorted({(job.K, job.param_dict["width"]) for job in mlp})
+    ns = sorted({job.n for job in mlp})
+    colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(ns))))))
+    Ks, widths = sorted({K for K, _ in panels}), sorted({w for _, w in panels})
+    with plots.paper_style():
+        fig, axes = plt.subplots(max(1, len(Ks)), max(1, len(widths)), figsize=(4.0 * max(1, len(widths)), 2.8 * max(1, len(Ks))),
+                                 squeeze=False, layout="constrained", sharex=True)
+        grid = {(K, w): axes[i][j] for i, K in enumerate(Ks) for j, w in enumerate(widths)}
+        for (K, w), ax in grid.items():
+            for job, rec in sorted(mlp.items(), key=lambda kv: (kv[0].n, kv[0].method)):
+                if (job.K, job.param_dict["width"]) != (K, w):
+                    continue
+                steps, values = zip(*rec["metrics"]["train_curve"])
+                ax.plot(steps, values, color=colors[job.n], ls="-" if job.method == "mlp-relu" else "--", lw=1.1,
+                        label=f"{MLP_METHODS[job.method]}, n = {_k(job.n)}")
+            if target is not None:
+                ax.axhline(target, color="grey", lw=0.8, ls="-.")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set(xlabel="updates", ylabel="training MSE", title=f"K = {K}, width {w}")
+        legend = {}
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        if legend:
+            fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(4, len(legend)))
+        if title:
+            fig.suptitle(title)
+    return fig
