@@ -11,6 +11,9 @@ BIN := $(VENV)/bin
 # picks the default build for the platform). Override e.g. TORCH_SPEC="torch" on a GPU machine
 # that already has torch.
 TORCH_SPEC ?= torch==2.13.0
+# Optional: a package index to take torch from (e.g. PyTorch's CPU-only wheel index), for a
+# machine without a local CPU wheel where the default index would pull the multi-GB CUDA build.
+TORCH_INDEX ?=
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.md))
 EXECUTED := book/executed
 NBVAL_FLAGS := -p no:cacheprovider --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -36,7 +39,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--index-url "$(TORCH_INDEX)") "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[book,test]"
 	touch $(STAMP)
 
