@@ -7,7 +7,7 @@
 #   nohup nice -n 10 bash scripts/long_run.sh [N ...] > results/long_run.log 2>&1 &
 #   python -m monosem status regime --profile long        # how much is done
 #   python -m monosem record regime --profile long        # copy finished cells to monosem/recorded/
-#   (and the same for fig2, fig4, fig6)
+#   (done after every (K, n) by this script; the same for fig2, fig4, fig6)
 #
 # N: the training sizes to run (default: all of the regime map's, ascending). KS: the cluster
 # counts (default "10 50"); two workers on disjoint KS use both cores without computing a cell twice.
@@ -37,5 +37,7 @@ for n in "${sizes[@]}"; do
       [ -z "$global_kernels" ] || $PY -m monosem run fig2 --profile long --K $K --n $n --runs 0 --methods laplace
       $PY -m monosem run fig4 --profile long --K $K --n $n --runs 0 --methods gated-laplace gated-rfm
     fi
+    # copy what finished into the package (commit monosem/recorded/ as it grows)
+    for fig in regime fig2 fig4; do $PY -m monosem record $fig --profile long; done
   done
 done
