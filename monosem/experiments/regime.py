@@ -154,12 +154,17 @@ def extrapolate_ratio(ns, ratios, target: float = 2.0) -> float:
 def regime_findings(cells: list[RegimeCell]) -> list[str]:
     """The two findings, judged on the map per (K, width): a few short lines each, with their
     numbers (best MLP / best oracle and its trend in n, where the MLP beats global RFM, ReGLU /
-    ReLU)."""
+    ReLU), at the training sizes where both networks of that width are recorded."""
     rows = ratio_table(cells)
     lines = []
     for K in sorted({r["K"] for r in rows}):
         for w in sorted({r["width"] for r in rows if r["K"] == K}):
-            rs = sorted((r for r in rows if r["K"] == K and r["width"] == w), key=lambda r: r["n"])
+            # only the sizes where both networks are recorded: the best MLP of a half-done cell
+            # is not the best MLP
+            rs = sorted((r for r in rows if r["K"] == K and r["width"] == w and r["reglu_over_relu"] == r["reglu_over_relu"]),
+                        key=lambda r: r["n"])
+            if not rs:
+                continue
             ns = [r["n"] for r in rs]
             ratio = [r["mlp_over_oracle"] for r in rs]
             if len(rs) < 2:
