@@ -164,3 +164,15 @@ def test_jobs_sets_the_slurm_array_parallelism(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: seen.update(kw["slurm"]))
     assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--executor", "slurm", "--jobs", "7"]) == 0
     assert seen["slurm_array_parallelism"] == 7
+
+
+def test_interrupt_ends_the_cli_with_one_line(monkeypatch, capsys):
+    import monosem.__main__ as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_dispatch", interrupted)
+    assert cli.main(["status", "fig2", "--profile", "smoke"]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted" in err and "resume" in err and "Traceback" not in err
