@@ -8,7 +8,8 @@
 # measures lands in ${OUT:-gpu_out} as at most 8 files:
 #   nvidia-smi.txt     the GPU
 #   tests_cuda.log     the CUDA code paths under the unit tests (kernels, models, training, gating)
-#   train_bench.log    MLP steps/s at the paper's width 4 096 / batch 4 096, batched vs one at a time
+#   train_bench.log    MLP updates/s (hand-derived step, autograd, plain PyTorch loop) up to the
+#                      paper's width 4 096 / batch 4 096
 #   kernels_bench.log  exact / CG / EigenPro solve times up to n = 50 000 on the GPU
 #   slice.log          one slice of the paper profile: Figure 2 at K = 10, n = 20 000, run 0, every
 #                      method, with its wall times (feeds the page's paper-profile estimate)
@@ -21,9 +22,9 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))" >> "$OUT/nvidia-smi.txt" 2>&1
 
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_models.py \
-  tests/test_train.py tests/test_gating.py tests/test_data.py > "$OUT/tests_cuda.log" 2>&1
-timeout 90 python3 benchmarks/train.py --device cuda --width 4096 --batch 4096 --k 16 --steps 200 \
-  > "$OUT/train_bench.log" 2>&1
+  tests/test_train.py tests/test_step.py tests/test_gating.py tests/test_data.py > "$OUT/tests_cuda.log" 2>&1
+timeout 90 python3 benchmarks/train.py --device cuda --threads 1 --seconds 2 \
+  --sizes 1024x1024 4096x4096 > "$OUT/train_bench.log" 2>&1
 timeout 120 python3 benchmarks/kernels.py --device cuda --sizes 5000 10000 20000 \
   --iterative-sizes 20000 50000 > "$OUT/kernels_bench.log" 2>&1
 ( time timeout 150 python3 -m monosem run fig2 --profile paper --K 10 --runs 0 --n 20000 ) \
