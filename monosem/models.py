@@ -46,7 +46,7 @@ from torch import nn
 from .checks import check_choice, check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
-__all__ = ["ACTIVATIONS", "GATED", "MLP", "MLPStack", "init_parameters"]
+__all__ = ["ACTIVATIONS", "GATED", "INITS", "MLP", "MLPStack", "init_parameters"]
 
 #: The four architectures, by name.
 ACTIVATIONS = ("relu", "gelu", "reglu", "swiglu")
@@ -56,14 +56,15 @@ GATED = ("reglu", "swiglu")
 _PHI = {"relu": F.relu, "gelu": F.gelu, "reglu": F.relu, "swiglu": F.silu}
 
 
+#: The initializations, by name (see :func:`init_parameters`): ``"pytorch"`` (the default) and
+#: ``"balanced"``.
+INITS = ("pytorch", "balanced")
+
+
 def _check_architecture(d: int, width: int, activation: str) -> None:
-    if activation not in ACTIVATIONS:
-        check_choice(activation, "activation", ACTIVATIONS)
+    check_choice(activation, "activation", ACTIVATIONS)
     check_int(d, "d")
     check_int(width, "width")
-
-
-
 
 
 def init_parameters(
@@ -73,9 +74,24 @@ def init_parameters(
     seed: int,
     *,
     hidden_scale: float = 1.0,
+    init: str = "pytorch",
     dtype: torch.dtype | str | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Initial parameters of one network (see the module docstring for the scheme).
+    """Initial parameters of one network.
+
+    ``init="pytorch"`` (the default; see the module docstring): hidden weights and biases
+    ``U(-1/sqrt(d), 1/sqrt(d))`` times ``hidden_scale``, readout zero.
+
+    ``init="balanced"``: one reading of the paper's "balanced feature-learning initialization".
+    Section 4.1 uses that gradient flow conserves ``||(w_j, b_j)||^2 - a_j^2`` for a ReLU unit (it
+    is positively homogeneous); *balanced* starts that difference at 0: the hidden rows are drawn
+    as above and the readout is ``a_j = s_j ||(w_j, b_j)||`` with a random sign ``s_j``. A gated
+    unit ``a_j phi(g_j) v_j`` is homogeneous in each of (gate row, value row, readout), whose three
+    squared norms then move together, so the value row is also rescaled to the gate row's norm.
+    For GELU and SwiGLU the same construction is applied although the conservation is only
+    approximate. Meant with a small ``hidden_scale`` (the output at init is of order
+    ``hidden_scale^2 sqrt(width)``). Not the default: which reading matches the paper is the
+    subject of the Section 3.1 ablation.
 
     Returns ``W`` (H, d), ``b`` (H,), ``a`` (width,), ``a0`` () with H = width, or 2*width for a
     gated network (gate rows first, then value rows). Drawn on the CPU in float64 from
@@ -84,13 +100,23 @@ def init_parameters(
     """
     _check_architecture(d, width, activation)
     check_positive(hidden_scale, "hidden_scale")
+    check_choice(init, "init", INITS)
     dt = resolve_dtype(dtype)
     H = 2 * width if activation in GATED else width
     gen = torch_generator(seed)
     bound = hidden_scale / math.sqrt(d)
     W = (torch.rand(H, d, generator=gen, dtype=torch.float64) * 2 - 1) * bound
     b = (torch.rand(H, generator=gen, dtype=torch.float64) * 2 - 1) * bound
-    return {"W": W.to(dt), "b": b.to(dt), "a": torch.zeros(width, dtype=dt), "a0": torch.zeros((), dtype=dt)}
+    a = torch.zeros(width, dtype=torch.float64)
+    if init == "balanced":  # drawn after W and b, so the hidden rows are those of "pytorch"
+        sign = torch.randint(0, 2, (width,), generator=gen, dtype=torch.float64) * 2 - 1
+        norm = torch.sqrt(W[:width].square().sum(1) + b[:width].square())
+        if activation in GATED:
+            value_norm = torch.sqrt(W[width:].square().sum(1) + b[width:].square())
+            W[width:] *= (norm / value_norm).unsqueeze(1)
+            b[width:] *= norm / value_norm
+        a = sign * norm
+    return {"W": W.to(dt), "b": b.to(dt), "a": a.to(dt), "a0": torch.zeros((), dtype=dt)}
 
 
 def _hidden(pre: torch.Tensor, activation: str, width: int) -> torch.Tensor:
@@ -117,11 +143,13 @@ class MLP(nn.Module):
         seed: int = 0,
         hidden_scale: float = 1.0,
         output_scale: float = 1.0,
+        init: str = "pytorch",
         dtype: torch.dtype | str | None = None,
         device: str | torch.device | None = None,
     ) -> None:
         super().__init__()
-        p = init_parameters(d, width, activation, seed, hidden_scale=hidden_scale, dtype=dtype)
+        p = init_parameters(d, width, activation, seed, hidden_scale=hidden_scale, init=init, dtype=dtype)
+        self.init = init
         dev = get_device(device)
         self.d, self.width, self.activation, self.seed = d, width, activation, int(seed)
         self.hidden_scale = float(hidden_scale)
@@ -178,6 +206,7 @@ class MLPStack(nn.Module):
         hidden_scale: float = 1.0,
         output_scale: float = 1.0,
         kernel: str = "auto",
+        init: str = "pytorch",
         dtype: torch.dtype | str | None = None,
         device: str | torch.device | None = None,
     ) -> None:
@@ -190,7 +219,8 @@ class MLPStack(nn.Module):
             raise ValueError("seeds must name at least one model")
         _check_architecture(d, width, activation)
         dev = get_device(device)
-        params = [init_parameters(d, width, activation, s, hidden_scale=hidden_scale, dtype=dtype) for s in seeds]
+        params = [init_parameters(d, width, activation, s, hidden_scale=hidden_scale, init=init, dtype=dtype) for s in seeds]
+        self.init = init
         self.d, self.width, self.activation = d, width, activation
         self.hidden_scale = float(hidden_scale)
         self.output_scale = check_positive(output_scale, "output_scale")
@@ -236,7 +266,7 @@ class MLPStack(nn.Module):
         out = []
         for i in range(self.n_models):
             m = MLP(self.d, self.width, self.activation, seed=self.seeds[i], hidden_scale=self.hidden_scale,
-                    output_scale=self.output_scale, dtype=self.W.dtype, device=self.W.device)
+                    output_scale=self.output_scale, init=self.init, dtype=self.W.dtype, device=self.W.device)
             with torch.no_grad():
                 for name in ("W", "b", "a", "a0"):
                     getattr(m, name).copy_(getattr(self, name)[i])
@@ -250,9 +280,10 @@ class MLPStack(nn.Module):
             raise ValueError("models must not be empty")
         m0 = models[0]
         for m in models:
-            if (m.d, m.width, m.activation, m.output_scale, m.hidden_scale) != (m0.d, m0.width, m0.activation, m0.output_scale, m0.hidden_scale):
-                raise ValueError("models must share d, width, activation, hidden_scale and output_scale")
-        stack = cls(m0.d, m0.width, m0.activation, [m.seed for m in models], hidden_scale=m0.hidden_scale, output_scale=m0.output_scale, dtype=m0.W.dtype, device=m0.W.device)
+            if (m.d, m.width, m.activation, m.output_scale, m.hidden_scale, m.init) != (m0.d, m0.width, m0.activation, m0.output_scale, m0.hidden_scale, m0.init):
+                raise ValueError("models must share d, width, activation, hidden_scale, output_scale and init")
+        stack = cls(m0.d, m0.width, m0.activation, [m.seed for m in models], hidden_scale=m0.hidden_scale, output_scale=m0.output_scale,
+                    init=m0.init, dtype=m0.W.dtype, device=m0.W.device)
         with torch.no_grad():
             for name in ("W", "b", "a", "a0"):
                 getattr(stack, name).copy_(torch.stack([getattr(m, name).detach() for m in models]))

@@ -92,3 +92,51 @@ def test_bmm_and_loop_kernels_agree(activation):
     torch.testing.assert_close(gf, gs)
     with pytest.raises(ValueError, match="kernel"):
         MLPStack(6, 5, activation, [0], kernel="fast")
+
+
+def test_default_init_is_unchanged_and_balanced_balances():
+    from monosem.models import init_parameters
+
+    p = init_parameters(20, 32, "relu", 5)
+    q = init_parameters(20, 32, "relu", 5, init="pytorch")
+    assert all(torch.equal(p[k], q[k]) for k in p) and not p["a"].any()
+    bal = init_parameters(20, 32, "relu", 5, init="balanced", dtype=torch.float64)
+    assert torch.equal(bal["W"], init_parameters(20, 32, "relu", 5, dtype=torch.float64)["W"])  # same hidden rows
+    norms = torch.sqrt(bal["W"].square().sum(1) + bal["b"].square())
+    torch.testing.assert_close(bal["a"].abs(), norms)
+    assert (bal["a"] > 0).any() and (bal["a"] < 0).any()
+    g = init_parameters(20, 16, "reglu", 5, init="balanced", dtype=torch.float64)
+    rows = torch.sqrt(g["W"].square().sum(1) + g["b"].square())
+    torch.testing.assert_close(rows[:16], rows[16:])
+    torch.testing.assert_close(g["a"].abs(), rows[:16])
+    with pytest.raises(ValueError, match="init='lecun' is not allowed"):
+        init_parameters(20, 8, "relu", 0, init="lecun")
+
+
+def test_balanced_relu_units_stay_balanced_under_gradient_descent():
+    """Section 4.1: gradient flow conserves ||(w_j, b_j)||^2 - a_j^2 for ReLU units; small-step
+    full-batch gradient descent keeps it near its balanced start, 0."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 6, generator=gen, dtype=torch.float64)
+    y = torch.tanh(x[:, 0]) * x[:, 1]
+    net = MLP(6, 16, "relu", seed=1, hidden_scale=0.3, init="balanced", dtype=torch.float64)
+    opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+    def gap():
+        return (net.W.square().sum(1) + net.b.square() - net.a.square()).detach()
+    start = (net.W.square().sum(1) + net.b.square()).detach()
+    for _ in range(500):
+        opt.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        opt.step()
+    moved = ((net.W.square().sum(1) + net.b.square()).detach() - start).abs().max()
+    assert moved > 1e-3  # the units did move
+    assert gap().abs().max() < 0.01 * moved  # but their balance is conserved to O(lr)
+
+
+def test_init_travels_with_stacks():
+    stack = MLPStack(6, 8, "relu", [1, 2], init="balanced")
+    nets = stack.unstack()
+    assert all(m.init == "balanced" for m in nets)
+    assert MLPStack.from_models(nets).init == "balanced"
+    with pytest.raises(ValueError, match="init"):
+        MLPStack.from_models([nets[0], MLP(6, 8, "relu", seed=3)])

@@ -393,7 +393,10 @@ def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int]
         "lrs": [float(v) for v in lrs],
         "seeds": [int(s) for s in seeds],
         "order_seeds": [int(s) for s in order_seeds],
-        "arch": [stack.d, stack.width, stack.activation, float(stack.output_scale), float(stack.hidden_scale)],
+        # the initialization joins the fingerprint only when it is not the default, so that
+        # checkpoints written before it existed still resume
+        "arch": [stack.d, stack.width, stack.activation, float(stack.output_scale), float(stack.hidden_scale)]
+        + ([stack.init] if stack.init != "pytorch" else []),
         "sizes": [int(n) for n in sizes],
     }
 
