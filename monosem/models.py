@@ -46,7 +46,7 @@ from torch import nn
 from .checks import check_choice, check_int, check_positive
 from .device import get_device, resolve_dtype, torch_generator
 
-__all__ = ["ACTIVATIONS", "GATED", "INITS", "MLP", "MLPStack", "init_parameters"]
+__all__ = ["ACTIVATIONS", "GATED", "INITS", "MLP", "MLPStack", "init_parameters", "mup_readout_lr_scale"]
 
 #: The four architectures, by name.
 ACTIVATIONS = ("relu", "gelu", "reglu", "swiglu")
@@ -119,6 +119,23 @@ def init_parameters(
     return {"W": W.to(dt), "b": b.to(dt), "a": a.to(dt), "a0": torch.zeros((), dtype=dt)}
 
 
+def mup_readout_lr_scale(width: int, base_width: int) -> float:
+    """The maximal-update (muP) reading of the paper's "width-aware parameterization", for Adam
+    and one hidden layer (Yang et al., Tensor Programs IV/V: under Adam the input weights and
+    biases keep a width-independent rate, the readout's rate scales as 1/fan_in = 1/width, and the
+    readout starts at zero as here). ``base_width`` is the width at which the learning rates were
+    tuned (the paper's: 2 048 for Appendix A.1, 4 096 for A.2), so at that width muP is the plain
+    parameterization and a narrower network's readout rate grows by ``base_width / width``. For
+    two-layer networks muP and the mean-field parameterization describe the same limit."""
+    check_int(width, "width")
+    check_int(base_width, "base_width")
+    return base_width / width
+
+
+def _shape_of(m) -> tuple:
+    return (m.d, m.width, m.activation, m.output_scale, m.hidden_scale, m.init, m.readout_lr_scale)
+
+
 def _hidden(pre: torch.Tensor, activation: str, width: int) -> torch.Tensor:
     """Hidden representation from pre-activations ``(..., H)``."""
     phi = _PHI[activation]
@@ -144,12 +161,14 @@ class MLP(nn.Module):
         hidden_scale: float = 1.0,
         output_scale: float = 1.0,
         init: str = "pytorch",
+        readout_lr_scale: float = 1.0,
         dtype: torch.dtype | str | None = None,
         device: str | torch.device | None = None,
     ) -> None:
         super().__init__()
         p = init_parameters(d, width, activation, seed, hidden_scale=hidden_scale, init=init, dtype=dtype)
         self.init = init
+        self.readout_lr_scale = check_positive(readout_lr_scale, "readout_lr_scale")
         dev = get_device(device)
         self.d, self.width, self.activation, self.seed = d, width, activation, int(seed)
         self.hidden_scale = float(hidden_scale)
@@ -207,6 +226,7 @@ class MLPStack(nn.Module):
         output_scale: float = 1.0,
         kernel: str = "auto",
         init: str = "pytorch",
+        readout_lr_scale: float = 1.0,
         dtype: torch.dtype | str | None = None,
         device: str | torch.device | None = None,
     ) -> None:
@@ -221,6 +241,7 @@ class MLPStack(nn.Module):
         dev = get_device(device)
         params = [init_parameters(d, width, activation, s, hidden_scale=hidden_scale, init=init, dtype=dtype) for s in seeds]
         self.init = init
+        self.readout_lr_scale = check_positive(readout_lr_scale, "readout_lr_scale")
         self.d, self.width, self.activation = d, width, activation
         self.hidden_scale = float(hidden_scale)
         self.output_scale = check_positive(output_scale, "output_scale")
@@ -266,7 +287,8 @@ class MLPStack(nn.Module):
         out = []
         for i in range(self.n_models):
             m = MLP(self.d, self.width, self.activation, seed=self.seeds[i], hidden_scale=self.hidden_scale,
-                    output_scale=self.output_scale, init=self.init, dtype=self.W.dtype, device=self.W.device)
+                    output_scale=self.output_scale, init=self.init, readout_lr_scale=self.readout_lr_scale,
+                    dtype=self.W.dtype, device=self.W.device)
             with torch.no_grad():
                 for name in ("W", "b", "a", "a0"):
                     getattr(m, name).copy_(getattr(self, name)[i])
@@ -280,10 +302,10 @@ class MLPStack(nn.Module):
             raise ValueError("models must not be empty")
         m0 = models[0]
         for m in models:
-            if (m.d, m.width, m.activation, m.output_scale, m.hidden_scale, m.init) != (m0.d, m0.width, m0.activation, m0.output_scale, m0.hidden_scale, m0.init):
-                raise ValueError("models must share d, width, activation, hidden_scale, output_scale and init")
+            if _shape_of(m) != _shape_of(m0):
+                raise ValueError("models must share d, width, activation, hidden_scale, output_scale, init and readout_lr_scale")
         stack = cls(m0.d, m0.width, m0.activation, [m.seed for m in models], hidden_scale=m0.hidden_scale, output_scale=m0.output_scale,
-                    init=m0.init, dtype=m0.W.dtype, device=m0.W.device)
+                    init=m0.init, readout_lr_scale=m0.readout_lr_scale, dtype=m0.W.dtype, device=m0.W.device)
         with torch.no_grad():
             for name in ("W", "b", "a", "a0"):
                 getattr(stack, name).copy_(torch.stack([getattr(m, name).detach() for m in models]))

@@ -214,3 +214,28 @@ def test_stack_adam_is_torch_adam_per_model():
             ref.grad = g[i].clone()
             torch_opt.step()
         torch.testing.assert_close(mine[i], ref.detach(), rtol=1e-12, atol=1e-14)
+
+
+def test_readout_lr_scale_multiplies_only_the_readout_rate(small_data):
+    """The muP reading: StackAdam's per-tensor factor reaches the readout alone; scale 1 is the
+    plain update (bit for bit)."""
+    from monosem.models import mup_readout_lr_scale
+    from monosem.train.adam import StackAdam
+
+    assert mup_readout_lr_scale(1024, 4096) == 4.0
+    gen = torch.Generator().manual_seed(1)
+    ps = [torch.randn(2, 3, generator=gen, dtype=torch.float64) for _ in range(2)]
+    gs = [torch.randn(2, 3, generator=gen, dtype=torch.float64) for _ in range(2)]
+    lr = torch.tensor([0.01, 0.02], dtype=torch.float64)
+    opt = StackAdam()
+    plain, scaled = [p.clone() for p in ps], [p.clone() for p in ps]
+    opt.update(plain, gs, opt.init(plain), lr)
+    opt.update(scaled, gs, opt.init(scaled), lr, scales=[1.0, 3.0])
+    assert torch.equal(plain[0], scaled[0])
+    torch.testing.assert_close(scaled[1] - ps[1], 3 * (plain[1] - ps[1]))
+    cfg = TrainConfig(max_steps=20, batch=100, lr=0.01, eval_every=20)
+    a = MLPStack(40, 8, "relu", [0])
+    b = MLPStack(40, 8, "relu", [0], readout_lr_scale=4.0)
+    train(a, small_data, cfg, progress=False)
+    train(b, small_data, cfg, progress=False)
+    assert not torch.equal(a.a, b.a) and b.unstack()[0].readout_lr_scale == 4.0

@@ -40,15 +40,17 @@ class StackAdam:
 
     @torch.no_grad()
     def update(self, params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], state: AdamState,
-               lr: torch.Tensor) -> AdamState:
-        """One Adam step on ``params`` (in place) with per-model learning rates ``lr`` ``(M,)``;
-        returns the new state (the moments are updated in place)."""
+               lr: torch.Tensor, scales: Sequence[float] | None = None) -> AdamState:
+        """One Adam step on ``params`` (in place) with per-model learning rates ``lr`` ``(M,)``,
+        times a per-tensor factor ``scales`` (default 1: e.g. a muP readout rate); returns the new
+        state (the moments are updated in place)."""
         b1, b2 = self.betas
         t = state.count + 1
         bc1, bc2 = 1 - b1**t, 1 - b2**t
-        for p, g, m, v in zip(params, grads, state.m, state.v):
+        for i, (p, g, m, v) in enumerate(zip(params, grads, state.m, state.v)):
             m.lerp_(g, 1 - b1)
             v.mul_(b2).addcmul_(g, g, value=1 - b2)
             denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
-            p.sub_((lr / bc1).view(-1, *[1] * (p.ndim - 1)) * m / denom)
+            rate = lr if scales is None or scales[i] == 1.0 else lr * scales[i]
+            p.sub_((rate / bc1).view(-1, *[1] * (p.ndim - 1)) * m / denom)
         return AdamState(t, state.m, state.v)

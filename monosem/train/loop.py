@@ -396,7 +396,8 @@ def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int]
         # the initialization joins the fingerprint only when it is not the default, so that
         # checkpoints written before it existed still resume
         "arch": [stack.d, stack.width, stack.activation, float(stack.output_scale), float(stack.hidden_scale)]
-        + ([stack.init] if stack.init != "pytorch" else []),
+        + ([stack.init] if stack.init != "pytorch" else [])
+        + ([float(stack.readout_lr_scale)] if stack.readout_lr_scale != 1.0 else []),
         "sizes": [int(n) for n in sizes],
     }
 
@@ -473,6 +474,8 @@ def train(
     params = [getattr(stack, name) for name in _PARAMS]
     lr0 = torch.tensor(lrs, dtype=stack.W.dtype, device=dev)
     opt = StackAdam(config.betas, config.eps)
+    # per-tensor rate factors (W, b, a, a0): the readout's under the muP reading, else none
+    scales = None if stack.readout_lr_scale == 1.0 else [1.0, 1.0, float(stack.readout_lr_scale), 1.0]
     opt_state, run = opt.init(params), RunState.start(params, config.max_steps)
     fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
     path = Path(checkpoint) if checkpoint is not None else None
@@ -502,7 +505,7 @@ def train(
         idx = order.indices(run.step)
         grads = gradient(stack, _take(x_tr, idx, per_model_x), _take(y_tr, idx, per_model_x))[1:]
         lr_t = cosine_lr(run.step, config.max_steps, lr0, config.final_lr_ratio) * run.active
-        opt_state = opt.update(params, grads, opt_state, lr_t)
+        opt_state = opt.update(params, grads, opt_state, lr_t, scales)
         run.step = step = opt_state.count
         bar.update(1)
         if step % config.eval_every == 0 or step == config.max_steps:
