@@ -63,6 +63,8 @@ def train_figure1(
     *,
     output_scale: float = 1.0,
     hidden_scale: float = 1.0,
+    init: str = "pytorch",
+    readout_lr_scale: float = 1.0,
     seeds: Sequence[int] | None = None,
     data=None,
     device: str | torch.device | None = None,
@@ -74,7 +76,10 @@ def train_figure1(
     ReLU searches ``sizes.relu_lr_grid`` (for ``max_steps_relu`` steps); the others use the
     paper's learning rate (:data:`LR_A1`) for ``max_steps_other`` steps. With
     ``output_scale = alpha != 1`` every learning rate is divided by alpha: the lazy-training
-    ablation (see :mod:`monosem.models`); ``hidden_scale`` multiplies the hidden initialization.
+    ablation (see :mod:`monosem.models`); ``hidden_scale`` multiplies the hidden initialization;
+    ``init`` and ``readout_lr_scale`` select the readings of the paper's "balanced" initialization
+    and "width-aware" parameterization (:func:`monosem.models.init_parameters`,
+    :func:`monosem.models.mup_readout_lr_scale`).
     """
     seeds = tuple(sizes.seeds if seeds is None else seeds)
     dev = get_device(device)
@@ -84,12 +89,14 @@ def train_figure1(
     grid = tuple(sizes.relu_lr_grid) if activation == "relu" else (LR_A1[activation],)
     steps = sizes.max_steps_relu if activation == "relu" else sizes.max_steps_other
     pairs = [(lr, s) for lr in grid for s in seeds]
-    stack = MLPStack(train_data.x_train.shape[-1], sizes.width, activation, [s for _, s in pairs], output_scale=output_scale, hidden_scale=hidden_scale, device=dev)
+    stack = MLPStack(train_data.x_train.shape[-1], sizes.width, activation, [s for _, s in pairs], output_scale=output_scale, hidden_scale=hidden_scale,
+                     init=init, readout_lr_scale=readout_lr_scale, device=dev)
     cfg = a1_config(activation, max_steps=steps, batch=sizes.batch, eval_every=sizes.eval_every)
     ckpt = None
     if checkpoint_dir is not None:
         Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
-        ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}.pt"
+        reading = "" if (init, readout_lr_scale) == ("pytorch", 1.0) else f"_{init}_r{readout_lr_scale:g}"
+        ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}{reading}.pt"
     res = train(stack, train_data, cfg, lrs=[lr / output_scale for lr, _ in pairs], checkpoint=ckpt, progress=progress, desc=activation)
     models = res.models()
     val = res.best_value.tolist()
@@ -119,7 +126,8 @@ def train_figure1(
 def relative_movement(model: MLP) -> float:
     """||W - W_0||_F / ||W_0||_F: how far the first layer moved from its initialization
     (recomputed from the model's seed). Small in the lazy (kernel) regime."""
-    W0 = init_parameters(model.d, model.width, model.activation, model.seed, hidden_scale=model.hidden_scale, dtype=torch.float64)["W"].to(model.W.device)
+    W0 = init_parameters(model.d, model.width, model.activation, model.seed, hidden_scale=model.hidden_scale,
+                         init=model.init, dtype=torch.float64)["W"].to(model.W.device)
     W = model.W.detach().double()
     return float((W - W0).norm() / W0.norm())
 
