@@ -25,7 +25,7 @@ from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack
-from ..train import TrainConfig, TrainData, train
+from ..train import TrainConfig, TrainData, a2_config, train
 from .cache import Job, ResultCache
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason"]
@@ -210,10 +210,10 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
 
 def _a2_config(p: dict[str, Any]) -> TrainConfig:
     """The Appendix A.2 protocol of an MLP cell, from its key alone."""
-    return TrainConfig(
-        max_steps=p["max_steps"], batch=p["batch"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"], protocol="a2",
-        eval_every=p["eval_every"], min_steps=p["min_steps"], target_mse=p["target_mse"],
-        patience_evals=p["patience_evals"], min_rel_improvement=p["rel_improvement"],
+    return a2_config(
+        p["activation"], min_steps=p["min_steps"], max_steps=p["max_steps"], batch=p["batch"], eval_every=p["eval_every"],
+        patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"],
+        min_rel_improvement=p["rel_improvement"],
     )
 
 
