@@ -11,6 +11,7 @@
 #
 # N: the training sizes to run (default: all of the regime map's, ascending). KS: the cluster
 # counts (default "10 50"); two workers on disjoint KS use both cores without computing a cell twice.
+# EXTRAS=0 runs the regime map's cells only (not the Figure 2 / 4 extras at 20 000 <= n <= 100 000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -33,7 +34,7 @@ for n in "${sizes[@]}"; do
     $PY -m monosem run regime --profile long --K $K --n $n --methods mlp-relu mlp-reglu
     # Figures 2 and 4 at n >= 20 000: global Laplace, and the MLP-gated local predictors on the
     # width-1 024 ReLU networks just trained (run 0)
-    if [ "$n" -ge 20000 ] && [ "$n" -le 100000 ]; then
+    if [ "${EXTRAS:-1}" = 1 ] && [ "$n" -ge 20000 ] && [ "$n" -le 100000 ]; then
       [ -z "$global_kernels" ] || $PY -m monosem run fig2 --profile long --K $K --n $n --runs 0 --methods laplace
       $PY -m monosem run fig4 --profile long --K $K --n $n --runs 0 --methods gated-laplace gated-rfm
     fi
