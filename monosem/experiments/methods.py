@@ -25,21 +25,45 @@ from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack
-from ..train import TrainConfig, TrainData, a2_config, train
+from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
 from .cache import Job, ResultCache
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason"]
 
 
-def max_stack() -> int:
-    """How many MLP cells train together as one stack: ``$MONOSEM_MAX_STACK``, else 16 on a GPU
-    (width 4 096 and batch 4 096 take a few GB per network, see monosem.train.loop) and 4 on a CPU,
-    where a stack runs its networks one after another anyway and smaller units spread better over
-    a process pool."""
+#: stacks never exceed this many networks (beyond it a GPU gains nothing from batching)
+MAX_STACK_CAP = 64
+#: the share of a GPU's free memory a stack may plan to use (the rest: the CUDA context, the
+#: allocator's fragmentation, the data, the evaluation chunks)
+GPU_MEMORY_SHARE = 0.6
+
+
+def max_stack(job: Job | None = None) -> int:
+    """How many MLP cells train together as one stack.
+
+    ``$MONOSEM_MAX_STACK`` when set. Otherwise, on a GPU, as many networks of ``job``'s size as
+    fit in :data:`GPU_MEMORY_SHARE` of the device's free memory
+    (:func:`~monosem.train.step_memory_bytes`), between 1 and :data:`MAX_STACK_CAP`; 16 without a
+    job. On a CPU 4: a stack runs its networks one after another there anyway, and smaller units
+    spread better over a process pool."""
     env = os.environ.get("MONOSEM_MAX_STACK")
     if env:
-        return max(1, int(env))
-    return 16 if get_device().type == "cuda" else 4
+        try:
+            value = int(env)
+        except ValueError:
+            raise ValueError(f"MONOSEM_MAX_STACK must be a positive integer, got {env!r}") from None
+        if value < 1:
+            raise ValueError(f"MONOSEM_MAX_STACK must be a positive integer, got {env!r}")
+        return value
+    dev = get_device()
+    if dev.type != "cuda":
+        return 4
+    if job is None:
+        return 16
+    p = job.param_dict
+    per_network = step_memory_bytes(p["width"], p["batch"], p["activation"], mixed_link_model(job.K).d, _dtype(job))
+    free, _total = torch.cuda.mem_get_info(dev)
+    return int(min(MAX_STACK_CAP, max(1, GPU_MEMORY_SHARE * free // per_network)))
 
 
 def _dtype(job: Job) -> torch.dtype:
@@ -306,8 +330,8 @@ def plan(jobs: list[Job]) -> list[list[Job]]:
         else:
             others.append(job)
     batches = []
-    size = max_stack()
     for members in groups.values():
         members = sorted(members, key=lambda j: (-j.n, j.K, j.run))
+        size = max_stack(members[0])
         batches += [members[i : i + size] for i in range(0, len(members), size)]
     return batches + [[job] for job in sorted(others, key=lambda j: j.method.startswith("gated-"))]

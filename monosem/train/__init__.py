@@ -17,6 +17,7 @@ from .loop import (
     mse,
     plateau_step,
     replay_stopping,
+    step_memory_bytes,
     train,
 )
 
@@ -36,5 +37,6 @@ __all__ = [
     "mse",
     "plateau_step",
     "replay_stopping",
+    "step_memory_bytes",
     "train",
 ]

@@ -45,7 +45,7 @@ from ..atomic import atomic_torch_save, quarantine
 from ..data import LABEL_NOISE_VARIANCE
 from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
-from ..models import ACTIVATIONS, MLP, MLPStack
+from ..models import ACTIVATIONS, GATED, MLP, MLPStack
 from .adam import AdamState, StackAdam
 from .step import autograd_loss_and_grads, loss_and_grads
 
@@ -65,6 +65,7 @@ __all__ = [
     "plateau_step",
     "replay_stopping",
     "mse",
+    "step_memory_bytes",
     "train",
 ]
 
@@ -85,6 +86,23 @@ _PARAMS = ("W", "b", "a", "a0")
 #: how a step's gradient is computed (see ``train(gradients=...)``)
 _GRADIENTS = {"manual": loss_and_grads, "autograd": autograd_loss_and_grads}
 _EVAL_CHUNK = 8192
+
+
+#: live ``(batch, H)`` tensors of one step, counted generously: the pre-activations, the
+#: activation and its derivative, the hidden representation, its gradient, and temporaries
+_LIVE_ACTIVATIONS = 8
+
+
+def step_memory_bytes(width: int, batch: int, activation: str, d: int, dtype: torch.dtype = torch.float32) -> int:
+    """An upper estimate of the memory one network of a stack holds while it trains: the
+    ``(batch, H)`` activations of a step (H = width, or 2 x width for a gated net) a few times
+    over, plus its parameters six times (the values, the best checkpoint, the gradient, Adam's two
+    moments, a temporary). The evaluation chunks of :func:`mse` are bounded for the whole stack,
+    not per network, and are not counted. Used to size stacks by a device's free memory."""
+    check_choice(activation, "activation", ACTIVATIONS)
+    H = 2 * width if activation in GATED else width
+    numbers = _LIVE_ACTIVATIONS * batch * H + 6 * (H * d + H + width + 1)
+    return int(numbers * torch.empty(0, dtype=dtype).element_size())
 
 
 @dataclass(frozen=True)
