@@ -1,6 +1,8 @@
 """One source for the repository URL and the version: pyproject.toml. Every copy must agree."""
 
+import importlib.util
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -37,3 +39,48 @@ def test_version_and_citation_agree_with_pyproject(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"monosem {monosem.__version__}"
+
+
+def _header_script():
+    spec = importlib.util.spec_from_file_location("notebook_header", ROOT / "scripts" / "notebook_header.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_notebook_header_is_generated_from_pyproject():
+    header = _header_script()
+    assert header.metadata() == (REPO, META["version"])
+    for md in header.notebooks():
+        assert header.render(md, REPO, META["version"]) == md.read_text(), f"{md.name}: run scripts/notebook_header.py"
+        # the note about smoke outputs is in the notebook file, not in the rendered page
+        assert '+++ {"tags": ["remove-cell"]}\n\n> **About the outputs stored in this file.**' in md.read_text()
+
+
+def _run_install_cell(monkeypatch, importable: bool) -> list[tuple[str, str]]:
+    """Execute the install cell as IPython would, with ``%pip`` recorded instead of run."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    header = _header_script()
+    source = header.install_cell(REPO, META["version"]).split("\n", 3)[3].rsplit("```", 1)[0]
+    calls = []
+
+    class Shell:
+        def run_line_magic(self, name, line, _stack_depth=1):
+            calls.append((name, line))
+
+    if not importable:
+        monkeypatch.setitem(sys.modules, "monosem", None)  # import monosem raises ImportError
+    exec(TransformerManager().transform_cell(source), {"get_ipython": Shell})
+    return calls
+
+
+def test_install_cell_is_a_noop_when_monosem_is_importable(monkeypatch, capsys):
+    assert _run_install_cell(monkeypatch, importable=True) == []
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_install_cell_installs_the_matching_release_otherwise(monkeypatch, capsys):
+    calls = _run_install_cell(monkeypatch, importable=False)
+    assert calls == [("pip", f'install -q "monosem @ git+{REPO}@v{META["version"]}"')]
+    assert f"@v{META['version']}" in capsys.readouterr().out
