@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"monosem {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("profiles", help="print the run profiles")
+    estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
+    estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
+    estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
 
     def figure_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("figure", choices=sorted(FIGURES), help="which figure's sweep")
@@ -89,6 +92,15 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
         for name in PROFILE_NAMES:
             print(get_profile(name), end="\n\n")
+        return 0
+    if args.command == "estimate":
+        from .experiments.estimate import DEVICES, format_estimate
+
+        if args.device not in DEVICES:
+            raise ValueError(f"--device {args.device!r} is not modelled; use one of {sorted(DEVICES)}")
+        print(f"profile {args.profile!r} on {DEVICES[args.device].name}: the heavy work of each page, "
+              "networks charged to their update cap (an upper bound; see monosem.experiments.estimate)")
+        print(format_estimate(args.profile, args.device))
         return 0
 
     from .experiments.cache import ResultCache

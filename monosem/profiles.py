@@ -14,6 +14,12 @@ Four profiles, chosen by name everywhere (the ``profile`` parameter of every not
     map* (``Profile.regime``): K = 10 and 50, n from 10 000 to 200 000, two network sizes. Hours
     of CPU: computed once and shipped as recorded results (``monosem/recorded/``); the other
     sections keep their ``cpu`` sizes.
+``gpu``
+    one free Colab session on a T4 (15 GB): Sections 1 and 3.1 at the paper's settings, Sections
+    3.2-3.3 at the long profile's network size (width 1 024, batch 1 024) and A.2 protocol on
+    K = 1, 10, 50 (Figure 4: 2, 10, 50) and n = 20 000, 50 000; the theory pages as ``cpu``.
+    Sized by the cost model of :mod:`monosem.experiments.estimate` (no GPU has been measured yet)
+    to at most about 45 minutes per page.
 ``paper``
     the paper's exact settings (Appendix A); a GPU job.
 
@@ -24,6 +30,8 @@ a reader can see the whole scale of a run at a glance (``get_profile("cpu")``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import torch
 
 __all__ = [
     "PROFILE_NAMES",
@@ -37,9 +45,11 @@ __all__ = [
     "Theorem1Sizes",
     "Theorem2Sizes",
     "get_profile",
+    "announce",
+    "cuda_hint",
 ]
 
-PROFILE_NAMES = ("smoke", "cpu", "long", "paper")
+PROFILE_NAMES = ("smoke", "cpu", "long", "gpu", "paper")
 DEFAULT_PROFILE = "cpu"
 
 
@@ -278,6 +288,24 @@ _PROFILES["long"] = Profile(
     ),
 )
 
+_PAPER = _PROFILES["paper"]
+_PROFILES["gpu"] = Profile(
+    name="gpu",
+    description=("one Colab T4 session: Sections 1 and 3.1 at the paper's settings, 3.2-3.3 at width 1 024 "
+                 "(batch 1 024) and the A.2 protocol on K = 1, 10, 50 and n = 20 000, 50 000; theory as 'cpu'"),
+    setting=_PAPER.setting,
+    feature_learning=_PAPER.feature_learning,
+    specialization=_PAPER.specialization,
+    sample_efficiency=SampleEfficiencySizes(
+        Ks=(1, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1, width=1_024,
+        batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
+    ),
+    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1),
+    theorem1=_CPU.theorem1,
+    theorem2=_CPU.theorem2,
+)
+
+
 def get_profile(name: str | Profile = DEFAULT_PROFILE) -> Profile:
     """The :class:`Profile` called ``name`` (one of :data:`PROFILE_NAMES`).
 
@@ -288,3 +316,19 @@ def get_profile(name: str | Profile = DEFAULT_PROFILE) -> Profile:
     if not isinstance(name, str) or name not in _PROFILES:
         raise ValueError(f"profile={name!r} is not a known profile; use one of {list(PROFILE_NAMES)}")
     return _PROFILES[name]
+
+
+def cuda_hint(profile: str | Profile) -> str:
+    """A line pointing to the ``gpu`` profile when CUDA is present and ``profile`` is a CPU one
+    (``smoke`` or ``cpu``); otherwise the empty string."""
+    P = get_profile(profile)
+    if P.name in ("smoke", "cpu") and torch.cuda.is_available():
+        return ("CUDA is available: set profile = \"gpu\" in the parameters cell to run this page at a "
+                "larger scale (estimated at most about 45 minutes per page on a T4: python -m monosem estimate)")
+    return ""
+
+
+def announce(profile: str | Profile) -> str:
+    """The line a page prints about its profile (plus :func:`cuda_hint` when it applies)."""
+    P = get_profile(profile)
+    return "\n".join(line for line in (f"profile {P.name!r}: {P.description}", cuda_hint(P)) if line)

@@ -12,8 +12,8 @@ import torch
 from monosem import device, profiles
 
 
-def test_four_profiles_and_default():
-    assert profiles.PROFILE_NAMES == ("smoke", "cpu", "long", "paper")
+def test_five_profiles_and_default():
+    assert profiles.PROFILE_NAMES == ("smoke", "cpu", "long", "gpu", "paper")
     assert profiles.get_profile().name == "cpu"
     for name in profiles.PROFILE_NAMES:
         p = profiles.get_profile(name)

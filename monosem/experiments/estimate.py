@@ -1,4 +1,7 @@
-"""How long would the paper profile take? An extrapolation from the cells this machine measured.
+"""How long a run takes: two estimates.
+
+**On this machine, from its own measurements** (:func:`paper_cost_estimate`): how long would the paper profile take
+here? An extrapolation from the cells this machine measured.
 
 Every cached result records its wall time. From the cells of the largest training size of the
 current profile we extrapolate each method to the paper's grid with the cost model of its
@@ -14,17 +17,54 @@ algorithm:
 
 This is an order-of-magnitude estimate for *this* machine (one process), not a GPU measurement;
 the page says so. A GPU session replaces it with measured times.
+
+**On a device, from counted work** (:func:`page_seconds`, the model that sizes the ``gpu``
+profile; ``python -m monosem estimate``). No GPU has been lent to this project yet, so the
+``gpu`` profile is sized by this model instead of a measurement. The model is deliberately simple, and every constant is stated:
+
+- **One MLP update** is memory-bound at the sizes of the paper (the inner dimension d = 20 or 40
+  is tiny next to width and batch): it streams the ``(batch, H)`` activations a fixed number of
+  times (:data:`ACTIVATION_PASSES`; H = width, or 2 x width for gated units) and pays a fixed
+  number of kernel launches per step of a stack. Time = max(bytes / bandwidth, flops / flop rate)
+  per network, plus launches x latency per step of the stack. A stack computes every member at
+  every step, stopped or not, until its last member stops, so a stack costs ``steps x M``.
+- **A kernel fit** (Laplace, RFM, a per-cluster oracle) is timed on one thread of this project's
+  CPU (the recorded long run, :data:`CPU_RFM_SECONDS`), as a power law in n, and divided by the
+  device's bandwidth ratio to that thread (kernel evaluation, ``exp`` of distance blocks, is
+  bandwidth-bound too).
+
+Calibration: with :data:`CPU_THREAD`'s bandwidth (10 GB/s, one core of this machine) the update
+model gives 0.63 / 5.0 / 20 ms for ReLU at (width, batch) = (256, 512), (1 024, 1 024),
+(2 048, 2 048) and 13 ms for ReGLU at (1 024, 1 024); ``benchmarks/train.py`` measured 0.66 / 4.1
+/ 26 ms and 11 ms on one thread (session 3): within 30 %. The T4's constants are its data sheet's
+(320 GB/s, 8.1 TFLOP/s float32) at an assumed efficiency (70 % and 50 %) and a 10 µs launch: an
+estimate, not a measurement, to be replaced by ``benchmarks/gpu_session.sh``'s numbers when a GPU
+run exists.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from dataclasses import dataclass
 
 from ..profiles import Profile, get_profile
 from .cache import Job
 from .sweeps import FIGURES, sweep
 
-__all__ = ["paper_cost_estimate"]
+__all__ = [
+    "paper_cost_estimate",
+    "DeviceModel",
+    "CPU_THREAD",
+    "T4",
+    "DEVICES",
+    "ACTIVATION_PASSES",
+    "mlp_update_seconds",
+    "kernel_fit_seconds",
+    "page_seconds",
+    "PAGES",
+    "format_estimate",
+]
 
 
 def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Profile) -> dict[str, float]:
@@ -51,3 +91,129 @@ def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Pr
             total += secs * scale
         out[method] = total
     return out
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """A device as the cost model sees it: effective bandwidth (bytes/s), effective float32 rate
+    (FLOP/s) and the latency of one kernel launch (s)."""
+
+    name: str
+    bandwidth: float
+    flops: float
+    launch: float
+
+
+#: one thread of this project's 2-core CPU (calibrated against benchmarks/train.py, see above)
+CPU_THREAD = DeviceModel("one CPU thread (this machine)", bandwidth=10e9, flops=50e9, launch=0.0)
+#: an NVIDIA T4 (Colab's free GPU): 320 GB/s and 8.1 TFLOP/s nominal at 70 % and 50 %, 10 us launches
+T4 = DeviceModel("NVIDIA T4 (estimated)", bandwidth=0.7 * 320e9, flops=0.5 * 8.1e12, launch=10e-6)
+DEVICES = {"cpu-thread": CPU_THREAD, "t4": T4}
+
+#: passes over the (batch, H) activations per update: forward (pre-activation, activation,
+#: readout), backward (output gradient, activation derivative, two matmuls), Adam on the
+#: first layer; a gated unit also multiplies the two branches forward and backward
+ACTIVATION_PASSES = {"relu": 12, "gelu": 14, "reglu": 16, "swiglu": 18}
+#: kernel launches per step of a stack (forward, backward, Adam, the batch gather): counted
+#: from the step of monosem.train.step, rounded up
+LAUNCHES_PER_STEP = 40
+#: one-thread CPU seconds of a global RFM fit (three AGOP updates, EigenPro above 11 000 points)
+#: at n = 10 000, 20 000, 50 000: the recorded long run (cells_long/rfm, K = 10 and 50, mean)
+CPU_RFM_SECONDS = {10_000: 69.0, 20_000: 295.0, 50_000: 1481.0}
+#: a Laplace fit is one solve where RFM makes four and three AGOPs: the recorded oracles'
+#: Laplace / RFM time ratio is 1/6 to 1/5 (K = 10, n = 10 000 to 100 000)
+LAPLACE_SHARE = 0.2
+
+
+def mlp_update_seconds(width: int, batch: int, d: int, activation: str, device: DeviceModel, stack: int = 1) -> float:
+    """Seconds of one update of a stack of ``stack`` networks (the model above)."""
+    H = 2 * width if activation in ("reglu", "swiglu") else width
+    bytes_ = ACTIVATION_PASSES[activation] * batch * H * 4
+    flops = 6 * batch * d * H + 6 * batch * width
+    per_network = max(bytes_ / device.bandwidth, flops / device.flops)
+    return stack * per_network + LAUNCHES_PER_STEP * device.launch
+
+
+def _cpu_rfm_seconds(n: int) -> float:
+    """One-thread RFM seconds at ``n``: the power law through the recorded times."""
+    ns = sorted(CPU_RFM_SECONDS)
+    slope = math.log(CPU_RFM_SECONDS[ns[-1]] / CPU_RFM_SECONDS[ns[0]]) / math.log(ns[-1] / ns[0])
+    return CPU_RFM_SECONDS[ns[0]] * (n / ns[0]) ** slope
+
+
+def kernel_fit_seconds(method: str, n: int, device: DeviceModel, clusters: int = 1) -> float:
+    """Seconds of one kernel fit on ``n`` points: ``"rfm"`` or ``"laplace"``, global
+    (``clusters=1``) or one per cluster on n / clusters points each (oracles, gated predictors)."""
+    if method not in ("rfm", "laplace"):
+        raise ValueError(f"method={method!r} must be 'rfm' or 'laplace'")
+    per = _cpu_rfm_seconds(max(1, n // clusters)) * clusters
+    per *= LAPLACE_SHARE if method == "laplace" else 1.0
+    return per * CPU_THREAD.bandwidth / device.bandwidth
+
+
+def _figure1_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    s = P.specialization
+    d = 40  # figure1_model()
+    steps = {"relu": s.max_steps_relu, "gelu": s.max_steps_other, "reglu": s.max_steps_other, "swiglu": s.max_steps_other}
+    rates = {a: (len(s.relu_lr_grid) if a == "relu" else 1) for a in steps}
+    # one stack per activation: its learning rates x seeds train together
+    main = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a] * len(s.seeds)) for a in steps)
+    ablation = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a])
+                   for a in s.ablation_activations for _ in s.lazy_output_scales)
+    ablation += sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a]) for a in s.small_init_activations)
+    return {"networks (Figure 1)": main, "networks (ablations)": ablation}
+
+
+def _sample_efficiency_seconds(P: Profile, device: DeviceModel, activations=("relu", "gelu", "reglu", "swiglu")) -> dict[str, float]:
+    s = P.sample_efficiency
+    cells = len(s.Ks) * len(s.ns) * s.runs
+    # every cell of an activation in one stack, charged to the update cap (an upper bound)
+    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, cells) for a in activations)
+    kernels = sum(kernel_fit_seconds(m, n, device) for m in ("rfm", "laplace") for n in s.ns) * len(s.Ks) * s.runs
+    oracles = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for n in s.ns for K in s.Ks) * s.runs
+    return {"networks (at the update cap)": nets, "global kernels": kernels, "oracles": oracles}
+
+
+def _gates_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    g, s = P.gates, P.sample_efficiency
+    new = [(K, n) for K in g.Ks for n in g.ns if K not in s.Ks or n not in s.ns]  # not computed by page 04
+    nets = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, max(1, len(new) * g.runs)) if new else 0.0
+    gated = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K in g.Ks for n in g.ns) * g.runs
+    rest = sum(kernel_fit_seconds(m, n, device, c) for m in ("rfm", "laplace") for K, n in new for c in (1, K)) * g.runs
+    return {"ReLU networks not shared with page 04": nets, "gated local kernels": gated, "global kernels and oracles not shared": rest}
+
+
+def _feature_learning_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    f = P.feature_learning
+    fits = sum(kernel_fit_seconds("rfm", f.n_train, device) + kernel_fit_seconds("rfm", f.n_train, device, K) for K in f.Ks)
+    return {"global RFM (iterations 0-3) and the RFM oracle": fits * f.runs}
+
+
+#: the pages whose work the model counts, and how
+PAGES = {
+    "01_feature_learning": _feature_learning_seconds,
+    "03_specialization": _figure1_seconds,
+    "04_sample_efficiency": _sample_efficiency_seconds,
+    "05_learned_gates": _gates_seconds,
+}
+
+
+def page_seconds(page: str, profile: str | Profile, device: str | DeviceModel) -> dict[str, float]:
+    """The estimated seconds of ``page``'s heavy work at ``profile`` on ``device``, by part."""
+    if page not in PAGES:
+        raise ValueError(f"page={page!r} has no cost model; known: {sorted(PAGES)}")
+    if isinstance(device, str):
+        if device not in DEVICES:
+            raise ValueError(f"device={device!r} is not modelled; use one of {sorted(DEVICES)}")
+        device = DEVICES[device]
+    return PAGES[page](get_profile(profile), device)
+
+
+def format_estimate(profile: str | Profile, device: str | DeviceModel = "t4") -> str:
+    """A Markdown table: minutes per page and part at ``profile`` on ``device``."""
+    dev = DEVICES[device] if isinstance(device, str) else device
+    rows = ["| page | estimated minutes | of which |", "|---|---|---|"]
+    for page in PAGES:
+        parts = page_seconds(page, profile, dev)
+        detail = ", ".join(f"{k} {v / 60:.0f}" for k, v in parts.items())
+        rows.append(f"| {page} | {sum(parts.values()) / 60:.0f} | {detail} |")
+    return "\n".join(rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..profiles import Profile, get_profile
+from ..profiles import Profile, cuda_hint, get_profile
 
 __all__ = ["scale_note"]
 
@@ -20,4 +20,4 @@ def scale_note(section: str, profile: str | Profile) -> str:
         if a != b:
             lines.append(f"  {f.name}: {a} (paper: {b})")
     head = f"profile {P.name!r}: " + ("the paper's exact settings" if not lines else "reduced scale; differs from the paper in")
-    return "\n".join([head, *lines])
+    return "\n".join([head, *lines] + ([cuda_hint(P)] if cuda_hint(P) else []))
