@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
 
-    def figure_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("figure", choices=sorted(FIGURES), help="which figure's sweep")
+    def figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
+        p.add_argument("figure", choices=sorted(FIGURES) + list(extra), help="which figure's sweep" + (" or page" if extra else ""))
         p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
         p.add_argument("--cache", type=Path, default=None, help="result cache folder")
         p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts")
@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("--restore", action="store_true",
                         help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
-    figure_args(export)
+    figure_args(export, extra=("fig1", "theorem1", "theorem2"))
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
     export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
@@ -88,6 +88,38 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _export_page(args: argparse.Namespace, cache) -> int:
+    """``export fig1|theorem1|theorem2``: the numbers of a page that is not a sweep."""
+    import json
+
+    from .experiments import export as ex
+    from .experiments.recorded import load_recorded
+
+    if args.figure == "theorem1":
+        if args.recorded:
+            payload = load_recorded("theorem1_dynamics_paper")
+            where = "the package's recorded paper-profile run"
+        else:
+            path = ex.page_record_path(cache.root, "theorem1_dynamics", args.profile)
+            payload = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+            where = str(path)
+        if payload is None:
+            raise ValueError(f"no Theorem 1 record at {where}: run page 07 at profile {args.profile!r} first (or pass --recorded)")
+        rows = ex.theorem1_rows(payload)
+    elif args.recorded:
+        raise ValueError(f"{args.figure} has no recorded run yet; export it at a profile (it is computed: {ex.PAGE_EXPORTS[args.figure]})")
+    else:
+        print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
+        rows = ex.figure1_rows(args.profile) if args.figure == "fig1" else ex.theorem2_rows(args.profile)
+    text = ex.write_page_rows(rows, args.format)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {len(rows)} rows of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
+    return 0
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
         for name in PROFILE_NAMES:
@@ -107,6 +139,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     from .experiments.sweeps import FIGURES, sweep
 
     cache = ResultCache(args.cache)
+    if args.command == "export" and args.figure not in FIGURES:
+        return _export_page(args, cache)
     jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if args.command == "status":
         from .experiments.recorded import load_recorded_cells

@@ -26,6 +26,8 @@ def test_urls_in_notebooks_book_and_readme_agree_with_pyproject():
         assert badge == [f"{SLUG}/blob/main/notebooks/{md.stem}.ipynb"], md.name
         for url in re.findall(r"git\+(https://github\.com/[^\"@\s]+)", text):
             assert url == REPO, md.name
+        for url in re.findall(r"\((https://github\.com/[^)\s]+)\)", text):  # links to recorded numbers
+            assert url.startswith(REPO + "/tree/main/"), (md.name, url)
     for page in [ROOT / "README.md", *sorted((ROOT / "book").glob("*.md"))]:
         for url in re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", page.read_text()):
             assert url == REPO, page.name
