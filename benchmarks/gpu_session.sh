@@ -6,7 +6,7 @@
 # It needs python3 with torch (CUDA), numpy, scipy, sympy, scikit-learn, matplotlib, tqdm and
 # pytest; monosem itself is used from the source tree (PYTHONPATH), not installed. Everything it
 # measures lands in ${OUT:-gpu_out} as at most 8 files:
-#   nvidia-smi.txt     the GPU
+#   nvidia-smi.txt     the GPU, and the stack sizes its free memory allows
 #   tests_cuda.log     the CUDA code paths under the unit tests (kernels, models, training, gating)
 #   train_bench.log    MLP updates/s (hand-derived step, autograd, plain PyTorch loop) up to the
 #                      paper's width 4 096 / batch 4 096
@@ -20,6 +20,15 @@ mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TQDM_DISABLE=1 MONOSEM_DEVICE=cuda MONOSEM_CACHE=$OUT/cache
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))" >> "$OUT/nvidia-smi.txt" 2>&1
+# the stack sizes the free-memory rule picks here (paper and gpu profiles), beside the cost model
+timeout 30 python3 -c "
+from monosem.experiments import methods
+from monosem.experiments.sweeps import sweep
+for prof in ('paper', 'gpu'):
+    for m in ('mlp-relu', 'mlp-reglu'):
+        job = sweep('fig2', prof, methods=[m])[0]
+        print(prof, m, 'width', job.param_dict['width'], 'stack', methods.max_stack(job))
+" >> "$OUT/nvidia-smi.txt" 2>&1
 
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_models.py \
   tests/test_train.py tests/test_step.py tests/test_gating.py tests/test_data.py > "$OUT/tests_cuda.log" 2>&1
