@@ -33,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"monosem {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("profiles", help="print the run profiles")
+    readings = sub.add_parser("readings", help="the Figure 1 table under each reading of the paper's initialization (Section 3.1)")
+    readings.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the Figure 1 sizes to start from")
+    readings.add_argument("--width", type=int, default=None, help="override the profile's width")
+    readings.add_argument("--record", action="store_true", help="write monosem/recorded/figure1_readings_w<width>.json")
+    readings.add_argument("--checkpoints", type=Path, default=None, help="checkpoint folder (resumable; default: none)")
     estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
     estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
@@ -124,6 +129,26 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
         for name in PROFILE_NAMES:
             print(get_profile(name), end="\n\n")
+        return 0
+    if args.command == "readings":
+        import dataclasses
+        import time
+
+        from .experiments.recorded import save_recorded
+        from .experiments.specialization import format_ablation, reading_ablation
+
+        sizes = get_profile(args.profile).specialization
+        if args.width is not None:
+            if args.width < 1:
+                raise ValueError(f"--width must be a positive integer, got {args.width}")
+            sizes = dataclasses.replace(sizes, width=args.width)
+        t0 = time.perf_counter()
+        result = reading_ablation(sizes, checkpoint_dir=args.checkpoints)
+        print(format_ablation(result))
+        if args.record:
+            result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes)}
+            path = save_recorded(f"figure1_readings_w{sizes.width}", args.profile, result, time.perf_counter() - t0)
+            print(f"recorded: {path}")
         return 0
     if args.command == "estimate":
         from .experiments.estimate import DEVICES, format_estimate

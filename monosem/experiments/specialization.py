@@ -16,11 +16,13 @@ import torch
 
 from ..data import figure1_model
 from ..device import get_device
-from ..models import MLP, MLPStack, init_parameters
+from ..models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
 from ..profiles import SpecializationSizes
+from ..specialization import PAPER_FIGURE1, specialization_table
 from ..train import LR_A1, TrainData, a1_config, mse, train
 
-__all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate"]
+__all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
+           "Reading", "READINGS", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict"]
 
 #: Our seeds for ``figure1_model().sample`` (the paper does not give its own).
 FIGURE1_SAMPLE_SEEDS = {"train": 1, "val": 2, "test": 3}
@@ -142,3 +144,162 @@ def paper_profile_estimate(model_steps_per_second: dict[str, float], width: int,
     out = {a: steps[a] * scale / model_steps_per_second[a] / 3600 for a in steps if a in model_steps_per_second}
     out["total"] = sum(out.values())
     return out
+
+
+# --- which reading of "balanced feature-learning initialization" matches the paper -----------
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of the paper's unstated "balanced feature-learning initialization" and
+    "width-aware parameterization" (Section 3.1): an initialization of :mod:`monosem.models` and,
+    for muP, a readout learning-rate factor ``mup_base_width / width``."""
+
+    name: str
+    init: str = "pytorch"
+    hidden_scale: float = 1.0
+    mup_base_width: int | None = None
+    source: str = ""
+
+    def readout_lr_scale(self, width: int) -> float:
+        return 1.0 if self.mup_base_width is None else mup_readout_lr_scale(width, self.mup_base_width)
+
+
+#: The readings the ablation compares. Mean-field is not separate: for two-layer networks under
+#: Adam it describes the same limit as muP (:func:`monosem.models.mup_readout_lr_scale`).
+READINGS = (
+    Reading("zero readout", source="PyTorch's nn.Linear hidden init, zero readout (Lemma 9's zero output layer); the default"),
+    Reading("small init", hidden_scale=0.1, source="the same, hidden init x 0.1 (deeper in the feature-learning regime)"),
+    Reading("balanced", init="balanced", hidden_scale=0.1,
+            source="|a_j| = ||(w_j, b_j)|| at init, hidden init x 0.1 (Section 4.1's conserved ||w_j||^2 - a_j^2 starts at 0)"),
+    Reading("muP", mup_base_width=2048,
+            source="maximal update under Adam: readout rate x 2048 / width, tuned at the paper's width 2 048 (Yang et al., Tensor Programs IV/V)"),
+)
+
+
+def reading_ablation(
+    sizes: SpecializationSizes,
+    readings: Sequence[Reading] = READINGS,
+    *,
+    data=None,
+    device: str | torch.device | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+) -> dict:
+    """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
+    the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
+    [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
+    "seconds", "source"}}}``. A muP reading at its base width is the plain one and is skipped."""
+    model = figure1_model()
+    dev = get_device(device)
+    data = data if data is not None else figure1_data(sizes, device=dev)
+    out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
+    for reading in readings:
+        if reading.mup_base_width == sizes.width:
+            continue
+        rows, seconds = [], 0.0
+        for act in ("relu", "gelu", "reglu", "swiglu"):
+            run = train_figure1(sizes, act, init=reading.init, hidden_scale=reading.hidden_scale,
+                                readout_lr_scale=reading.readout_lr_scale(sizes.width), data=data, device=dev,
+                                checkpoint_dir=checkpoint_dir, progress=progress)
+            seconds += run.seconds
+            for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
+                for r in specialization_table(net, model.directions):
+                    rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
+                                 "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
+                                 "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr})
+        out["readings"][reading.name] = {"rows": rows, "seconds": seconds, "source": reading.source}
+    return out
+
+
+def _branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """Per branch, the seed means of the active share (percent of the width), the two cosine
+    fractions (percent) and the test MSE."""
+    out: dict[str, dict[str, float]] = {}
+    for branch in dict.fromkeys(r["branch"] for r in rows):
+        mine = [r for r in rows if r["branch"] == branch]
+        k = len(mine)
+        out[branch] = {"active_pct": sum(100 * r["n_active"] / r["width"] for r in mine) / k,
+                       "A071_pct": sum(100 * r["frac_A071"] for r in mine) / k,
+                       "A090_pct": sum(100 * r["frac_A090"] for r in mine) / k,
+                       "test_mse": sum(r["test_mse"] for r in mine) / k}
+    return out
+
+
+def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[str, float]]:
+    """How far each reading's table is from the paper's: over the six branches and the three
+    columns the paper prints legibly (active share of 2 048 neurons, % with A >= .71, % with
+    A >= .90), the mean and the largest absolute difference in percentage points, and the ReGLU
+    gate's own mean difference. Smaller is closer."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    scores = {}
+    for name, rec in result["readings"].items():
+        means = _branch_means(rec["rows"])
+        diffs, gate = [], []
+        for branch, (n_act, a71, a90) in paper.items():
+            if branch not in means:
+                continue
+            m = means[branch]
+            d = [abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90)]
+            diffs += d
+            if branch == "reglu gate":
+                gate = d
+        scores[name] = {"mean_pp": sum(diffs) / len(diffs), "max_pp": max(diffs),
+                        "reglu_gate_pp": sum(gate) / len(gate) if gate else float("nan")}
+    return scores
+
+
+def format_ablation(result: dict, paper: dict | None = None) -> str:
+    """The ablation as text: per reading and branch, active share / A >= .71 / A >= .90 (percent,
+    seed means) beside the paper's, the test MSE per activation and the distance scores."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    scores = ablation_scores(result, paper)
+    branches = list(paper)
+    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU g", "reglu value": "ReGLU v",
+             "swiglu gate": "SwiGLU g", "swiglu value": "SwiGLU v"}
+    head = f"{'reading':<14}" + "".join(f"{short.get(b, b):>11}" for b in branches) + f"{'mean pp':>9}{'max pp':>8}"
+    lines = [f"width {result['width']}, batch {result['batch']}, seeds {result['seeds']}: active % / A>=.71 % / A>=.90 % "
+             "(seed means), distance to the paper in percentage points", head]
+    cell = lambda a, b, c: f"{a:.0f}/{b:.0f}/{c:.0f}"  # noqa: E731
+    lines.append(f"{'paper (2 048)':<14}" + "".join(f"{cell(100 * paper[b][0] / 2048, paper[b][1], paper[b][2]):>11}" for b in branches))
+    for name, rec in result["readings"].items():
+        m = _branch_means(rec["rows"])
+        s = scores[name]
+        lines.append(f"{name:<14}" + "".join(f"{cell(m[b]['active_pct'], m[b]['A071_pct'], m[b]['A090_pct']):>11}" for b in branches)
+                     + f"{s['mean_pp']:>9.1f}{s['max_pp']:>8.1f}")
+    lines.append("test MSE (seed means, ReLU / GELU / ReGLU / SwiGLU):")
+    for name, rec in result["readings"].items():
+        mses = [v["test_mse"] for b, v in _branch_means(rec["rows"]).items() if not b.endswith("value")]
+        lines.append(f"  {name:<14}" + " / ".join(f"{v:.3g}" for v in mses) + f"   ({rec['seconds'] / 60:.0f} min of training)")
+    return "\n".join(lines)
+
+
+#: a reading "reproduces" a column of the paper's table when it lands within this many points
+REPRODUCE_PP = 10.0
+
+
+def ablation_verdict(result: dict) -> str:
+    """The ablation's answer in words, computed from its scores: the closest reading overall, its
+    margin over the default (the first reading), and whether any reading puts the ReGLU gate
+    within :data:`REPRODUCE_PP` points of the paper on all three columns."""
+    scores = ablation_scores(result)
+    names = list(scores)
+    best = min(names, key=lambda n: scores[n]["mean_pp"])
+    default = names[0]
+    lines = [f"width {result['width']}: closest to the paper overall is {best!r} (mean |difference| "
+             f"{scores[best]['mean_pp']:.1f} points over the six rows x three columns, largest {scores[best]['max_pp']:.1f})"]
+    if best != default:
+        lines.append(f"  the default {default!r} is at {scores[default]['mean_pp']:.1f} points: "
+                     f"{scores[default]['mean_pp'] - scores[best]['mean_pp']:.1f} points farther")
+    gate_ok = []
+    for name, rec in result["readings"].items():
+        m = _branch_means(rec["rows"]).get("reglu gate")
+        if m is None:
+            continue
+        n_act, a71, a90 = PAPER_FIGURE1["reglu gate"]
+        if max(abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90)) <= REPRODUCE_PP:
+            gate_ok.append(name)
+    best_gate = min(names, key=lambda n: scores[n]["reglu_gate_pp"])
+    lines.append(f"  ReGLU gate within {REPRODUCE_PP:.0f} points on all three columns: "
+                 + (", ".join(repr(n) for n in gate_ok) if gate_ok else "no reading")
+                 + f" (closest: {best_gate!r}, mean {scores[best_gate]['reglu_gate_pp']:.1f} points)")
+    return "\n".join(lines)

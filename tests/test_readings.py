@@ -1,0 +1,69 @@
+"""The readings ablation of Section 3.1: which initialization matches the paper's Figure 1 table."""
+
+import dataclasses
+
+import pytest
+
+from monosem.__main__ import main
+from monosem.experiments import specialization as fig1
+from monosem.profiles import get_profile
+from monosem.specialization import PAPER_FIGURE1
+
+
+def _paper_rows(shift_pp: float = 0.0) -> list[dict]:
+    """Rows whose seed means are the paper's table, shifted by ``shift_pp`` percentage points."""
+    rows = []
+    for branch, (n_act, a71, a90) in PAPER_FIGURE1.items():
+        for seed in (0, 1):
+            rows.append({"branch": branch, "seed": seed, "n_active": n_act + 2048 * shift_pp / 100, "width": 2048,
+                         "frac_A071": (a71 + shift_pp) / 100, "frac_A090": (a90 + shift_pp) / 100,
+                         "frac_D1": 0.5, "frac_D2": 0.2, "test_mse": 0.01, "lr": 0.004})
+    return rows
+
+
+def test_scores_measure_the_distance_to_the_papers_table():
+    result = {"width": 2048, "batch": 2048, "seeds": [0, 1], "readings": {
+        "exact": {"rows": _paper_rows(), "seconds": 1.0, "source": ""},
+        "off by 5": {"rows": _paper_rows(5.0), "seconds": 1.0, "source": ""},
+    }}
+    scores = fig1.ablation_scores(result)
+    assert scores["exact"]["mean_pp"] == pytest.approx(0, abs=1e-9) and scores["exact"]["max_pp"] == pytest.approx(0, abs=1e-9)
+    assert scores["off by 5"]["mean_pp"] == pytest.approx(5) and scores["off by 5"]["reglu_gate_pp"] == pytest.approx(5)
+    text = fig1.format_ablation(result)
+    assert "paper (2 048)" in text and "off by 5" in text and "5.0" in text
+
+
+def test_readings_and_their_readout_rates():
+    names = [r.name for r in fig1.READINGS]
+    assert names[0] == "zero readout" and {"small init", "balanced", "muP"} <= set(names)
+    mup = next(r for r in fig1.READINGS if r.name == "muP")
+    assert mup.readout_lr_scale(512) == 4.0 and mup.readout_lr_scale(2048) == 1.0
+    assert fig1.READINGS[0].readout_lr_scale(512) == 1.0
+
+
+def test_ablation_at_smoke_gives_the_whole_table_per_reading():
+    sizes = get_profile("smoke").specialization
+    result = fig1.reading_ablation(sizes, progress=False)
+    assert set(result["readings"]) == {r.name for r in fig1.READINGS}
+    for rec in result["readings"].values():
+        assert {r["branch"] for r in rec["rows"]} == set(PAPER_FIGURE1)  # all six rows of Figure 1
+        assert all(0 <= r["frac_A071"] <= 1 and r["test_mse"] > 0 for r in rec["rows"])
+    # at its base width muP is the plain parameterization: not trained twice
+    wide = dataclasses.replace(sizes, width=2048, max_steps_relu=2, max_steps_other=2, n_train=512, eval_every=1)
+    assert "muP" not in fig1.reading_ablation(wide, readings=fig1.READINGS[-1:], progress=False)["readings"]
+
+
+def test_readings_command_rejects_a_bad_width(capsys):
+    with pytest.raises(SystemExit):
+        main(["readings", "--profile", "smoke", "--width", "0"])
+    assert "--width" in capsys.readouterr().err
+
+
+def test_verdict_names_the_closest_reading_and_the_gate():
+    result = {"width": 2048, "batch": 2048, "seeds": [0, 1], "readings": {
+        "default": {"rows": _paper_rows(20.0), "seconds": 1.0, "source": ""},
+        "close": {"rows": _paper_rows(3.0), "seconds": 1.0, "source": ""},
+    }}
+    text = fig1.ablation_verdict(result)
+    assert "closest to the paper overall is 'close'" in text and "17.0 points farther" in text
+    assert "within 10 points on all three columns: 'close'" in text
