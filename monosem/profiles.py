@@ -42,6 +42,7 @@ __all__ = [
     "SpecializationSizes",
     "SampleEfficiencySizes",
     "GatesSizes",
+    "OverlapSizes",
     "Theorem1Sizes",
     "Theorem2Sizes",
     "get_profile",
@@ -136,6 +137,19 @@ class GatesSizes:
 
 
 @dataclass(frozen=True)
+class OverlapSizes:
+    """Beyond the paper, question 1 (page 09): the mixed-link model with its separation knob
+    gamma of sigma_K = (1 - rho_K) / (2 gamma) swept down from the paper's 4, at one K and n.
+    The networks and kernels follow the profile's ``sample_efficiency`` protocol."""
+
+    Ks: tuple[int, ...]
+    ns: tuple[int, ...]
+    gammas: tuple[float, ...]
+    n_test: int
+    runs: int = 1
+
+
+@dataclass(frozen=True)
 class Theorem1Sizes:
     """Section 4.1 / Appendix B.1: neurons, cluster counts, separations, flow lengths."""
 
@@ -187,6 +201,8 @@ class Profile:
     #: the regime map of Section 3.2 (K, n and network size swept at the A.2 protocol); only the
     #: ``long`` profile has one
     regime: SampleEfficiencySizes | None = None
+    #: page 09's overlap sweep (beyond the paper)
+    overlap: OverlapSizes | None = None
 
 
 _PROFILES: dict[str, Profile] = {
@@ -212,6 +228,7 @@ _PROFILES: dict[str, Profile] = {
         theorem2=Theorem2Sizes(
             Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=256, mlp_steps=300, rfm_iterations=1,
         ),
+        overlap=OverlapSizes(Ks=(10,), ns=(1_000,), gammas=(4.0, 0.5), n_test=512),
     ),
     "cpu": Profile(
         name="cpu",
@@ -236,6 +253,7 @@ _PROFILES: dict[str, Profile] = {
             m_full=8, t_full=1_000.0, alphas=(0.0, 0.5, 0.9, 1.0),
         ),
         theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=2_048, n_max=4_096),
+        overlap=OverlapSizes(Ks=(10,), ns=(5_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=2_048),
     ),
     "paper": Profile(
         name="paper",

@@ -1,0 +1,143 @@
+"""Page 09, beyond the paper: the questions its readers ask next, answered by experiment.
+
+Question 1, **overlapping clusters.** The paper's clusters are well separated: the mixed-link
+model's routing noise is sigma_K = (1 - rho_K) / (2 gamma) with gamma = 4 (eq. 3). Lowering gamma
+widens every cluster until they overlap and the cluster of a point is no longer a function of it;
+the Bayes risk then rises above the label-noise floor. The sweep ``overlap`` (declared in
+:mod:`.sweeps`) runs the Figure 2 / Figure 4 methods at one K and n for several gamma; this module
+turns its records into the page's table, verdict and figure.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
+from ..profiles import Profile, get_profile
+from .cache import Job
+from .sweeps import PAPER_GAMMA
+
+__all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap"]
+
+#: the methods of the overlap table, in column order, and their labels
+_COLUMNS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
+            "oracle-rfm": "oracle RFM", "bayes": "Bayes (test set)"}
+
+
+def _gamma(job: Job) -> float:
+    return float(job.param_dict.get("gamma", PAPER_GAMMA))
+
+
+def bayes_risks(profile: str | Profile) -> dict[float, tuple[float, float]]:
+    """The Bayes risk of each gamma of the overlap grid, exactly as page 02 computes it: the
+    Bayes predictor's mean squared error on ``setting.n_bayes`` test points (run 0), with its
+    Monte-Carlo standard error."""
+    P = get_profile(profile)
+    o = P.overlap
+    out = {}
+    for g in o.gammas:
+        m = mixed_link_model(o.Ks[0], gamma=g)
+        x, y, _ = m.test_set(P.setting.n_bayes, dtype=torch.float64)
+        sq = (m.bayes(x) - y) ** 2
+        out[float(g)] = (float(sq.mean()), float(sq.std() / math.sqrt(sq.numel())))
+    return out
+
+
+def overlap_rows(records: dict[Job, dict], risks: dict[float, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+    """One row per gamma (descending): sigma_K, each method's test MSE, the gate ARI of the
+    MLP-gated RFM, the networks' specialized fractions (active neurons with A_j >= 0.71; ReGLU:
+    its gate), and the Bayes risk."""
+    rows = []
+    for g in sorted({_gamma(j) for j in records}, reverse=True):
+        mine = {j.method: rec for j, rec in records.items() if _gamma(j) == g}
+        K = next(j.K for j in records if _gamma(j) == g)
+        model = mixed_link_model(K, gamma=g)
+        row: dict[str, Any] = {"gamma": g, "K": K, "sigma_K": float(model.info["sigma_K"]), "rho_K": float(model.info["rho_K"])}
+        for method in _COLUMNS:
+            row[method] = mine[method]["metrics"]["test_mse"] if method in mine else None
+        gated = mine.get("gated-rfm", {}).get("metrics", {})
+        row["gate_ari"] = gated.get("gate_ari_test")
+        for act in ("relu", "reglu"):
+            m = mine.get(f"mlp-{act}", {}).get("metrics", {})
+            row[f"{act}_frac_A071"] = m.get("frac_A071")
+            row[f"{act}_n_active"] = m.get("n_active")
+        if risks is not None and g in risks:
+            row["bayes_risk"], row["bayes_risk_se"] = risks[g]
+        rows.append(row)
+    return rows
+
+
+def _fmt(v, spec: str = ".3g") -> str:
+    return "-" if v is None or (isinstance(v, float) and not np.isfinite(v)) else format(v, spec)
+
+
+def format_overlap(rows: list[dict[str, Any]]) -> str:
+    """The overlap table as text: test MSE per method, then the specialization columns."""
+    head = f"{'gamma':>6}{'sigma_K':>9}" + "".join(f"{label:>17}" for label in _COLUMNS.values()) + f"{'Bayes risk':>12}"
+    lines = ["test MSE", head]
+    for r in rows:
+        lines.append(f"{r['gamma']:>6g}{r['sigma_K']:>9.3f}" + "".join(f"{_fmt(r[m]):>17}" for m in _COLUMNS)
+                     + f"{_fmt(r.get('bayes_risk')):>12}")
+    lines += ["", "specialization", f"{'gamma':>6}{'gate ARI':>10}{'ReLU A>=.71':>13}{'ReGLU gate A>=.71':>19}{'active ReLU / ReGLU':>21}"]
+    for r in rows:
+        frac = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
+        lines.append(f"{r['gamma']:>6g}{_fmt(r['gate_ari'], '.2f'):>10}{frac(r['relu_frac_A071']):>13}"
+                     f"{frac(r['reglu_frac_A071']):>19}{_fmt(r['relu_n_active'], 'd') + ' / ' + _fmt(r['reglu_n_active'], 'd'):>21}")
+    return "\n".join(lines)
+
+
+def _excess(value, bayes) -> str:
+    return _fmt(value - bayes) if value is not None and bayes is not None else "-"
+
+
+def overlap_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed: at each gamma, the best MLP and the MLP-gated RFM against global
+    RFM, and the excess risk over the Bayes risk; where specialization stops helping (the
+    largest gamma at which neither the best MLP nor the gated RFM beats global RFM)."""
+    lines, stops = [], None
+    for r in rows:
+        mlp = min((r[m] for m in ("mlp-relu", "mlp-reglu") if r[m] is not None), default=None)
+        rfm, gated, bayes = r["rfm"], r["gated-rfm"], r.get("bayes_risk", r["bayes"])
+        if mlp is None or rfm is None:
+            continue
+        helps = mlp < rfm or (gated is not None and gated < rfm)
+        lines.append(f"gamma {r['gamma']:g}: best MLP / global RFM {mlp / rfm:.2f}, gated RFM / global RFM "
+                     f"{_fmt(gated / rfm if gated is not None else None, '.2f')}; excess over Bayes: MLP {_excess(mlp, bayes)}, "
+                     f"global RFM {_excess(rfm, bayes)}, oracle RFM {_excess(r['oracle-rfm'], bayes)}"
+                     + ("" if helps else "  <- neither beats global RFM"))
+        if not helps and stops is None:
+            stops = r["gamma"]
+    if not lines:
+        return "no gamma has both an MLP and a global RFM result yet"
+    lines.append("specialization " + (f"stops helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
+                                      else "helps at every gamma of the grid: the best MLP or the gated RFM beats global RFM throughout"))
+    floor = rows[-1].get("bayes_risk")
+    if floor is not None:
+        lines.append(f"Bayes risk at the smallest gamma: {floor:.3g} = {floor / LABEL_NOISE_VARIANCE:.0f} x the noise floor {LABEL_NOISE_VARIANCE:.0e}")
+    return "\n".join(lines)
+
+
+def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
+    """Left: test MSE against gamma (falling to the right: more overlap); right: gate ARI and the
+    specialized fractions."""
+    ax, ax2 = axes
+    g = [r["gamma"] for r in rows]
+    for method, label in _COLUMNS.items():
+        if method == "bayes":
+            continue
+        ys = [r[method] if r[method] is not None else np.nan for r in rows]
+        ax.plot(g, ys, marker="o", label=label)
+    if all("bayes_risk" in r for r in rows):
+        ax.plot(g, [r["bayes_risk"] for r in rows], "k--", label="Bayes risk")
+    ax.set(xscale="log", yscale="log", xlabel=r"separation $\gamma$ (paper: 4)", ylabel="test MSE")
+    ax.invert_xaxis()
+    ax.legend(fontsize=7)
+    for key, label in (("gate_ari", "gate ARI"), ("relu_frac_A071", r"ReLU: $A_j \geq .71$"), ("reglu_frac_A071", r"ReGLU gate: $A_j \geq .71$")):
+        ax2.plot(g, [r[key] if r[key] is not None else np.nan for r in rows], marker="o", label=label)
+    ax2.set(xscale="log", xlabel=r"separation $\gamma$", ylim=(0, 1.05))
+    ax2.invert_xaxis()
+    ax2.legend(fontsize=7)

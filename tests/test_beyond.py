@@ -1,0 +1,45 @@
+"""Page 09 (beyond the paper): the overlap sweep."""
+
+import math
+
+import pytest
+
+from monosem.data import mixed_link_model
+from monosem.experiments import beyond
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.figures import run_figure
+from monosem.experiments.methods import dataset
+from monosem.experiments.sweeps import PAPER_GAMMA, sweep
+
+
+def test_overlap_cells_at_the_papers_gamma_are_figure_2_and_4_cells():
+    jobs = sweep("overlap", "cpu")
+    paper = [j for j in jobs if "gamma" not in j.param_dict]
+    assert {j.method for j in paper} == {"mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "gated-rfm", "bayes"}
+    fig2 = {j.key() for j in sweep("fig2", "cpu", Ks=[10], ns=[5000])}
+    fig4 = {j.key() for j in sweep("fig4", "cpu", Ks=[10], ns=[5000])}
+    assert {j.key() for j in paper} <= fig2 | fig4  # computed once, shared
+    low = [j for j in jobs if j.param_dict.get("gamma") == 0.25]
+    gated = next(j for j in low if j.method == "gated-rfm")
+    assert dict(gated.param_dict["source"])["gamma"] == 0.25  # its source network is the gamma-0.25 one
+    # the data of a cell follow its gamma: sigma_K = (1 - rho_K) / (2 gamma)
+    model, _, _ = dataset(next(j for j in low if j.method == "bayes"))
+    ref = mixed_link_model(10)
+    assert model.info["sigma_K"] == pytest.approx(ref.info["sigma_K"] * PAPER_GAMMA / 0.25)
+
+
+def test_overlap_at_smoke_gives_table_findings_and_bayes_risk(tmp_path, monkeypatch):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    records = run_figure("overlap", "smoke", cache=ResultCache(tmp_path), n_jobs=1, progress=False)
+    mlp = [rec for j, rec in records.items() if j.method.startswith("mlp-")]
+    assert all(0 <= rec["metrics"]["frac_A071"] <= 1 and rec["metrics"]["n_active"] > 0 for rec in mlp)
+    risks = beyond.bayes_risks("smoke")
+    # more overlap, higher Bayes risk; at the paper's gamma it is the label-noise floor
+    assert risks[0.5][0] > 10 * risks[4.0][0] and risks[4.0][0] == pytest.approx(4e-4, rel=0.2)
+    rows = beyond.overlap_rows(records, risks)
+    assert [r["gamma"] for r in rows] == [4.0, 0.5] and rows[1]["sigma_K"] > rows[0]["sigma_K"]
+    assert all(r[m] is not None and math.isfinite(r[m]) for r in rows for m in ("mlp-relu", "rfm", "gated-rfm", "bayes"))
+    text = beyond.format_overlap(rows)
+    assert "global RFM" in text and "gate ARI" in text
+    findings = beyond.overlap_findings(rows)
+    assert "best MLP / global RFM" in findings and "Bayes risk at the smallest gamma" in findings
