@@ -279,6 +279,8 @@ _PROFILES: dict[str, Profile] = {
         theorem2=Theorem2Sizes(
             Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=4_096, n_max=200_000, mlp_steps=5_000,
         ),
+        # beyond the paper: at its smallest Figure 2 size but one, with its networks and protocol
+        overlap=OverlapSizes(Ks=(10,), ns=(50_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
         reduced_scale=False,
     ),
 }
@@ -299,6 +301,7 @@ _PROFILES["long"] = Profile(
     gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000, 100_000), n_test=4_096, runs=2),
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
+    overlap=_CPU.overlap,
     regime=SampleEfficiencySizes(
         Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
@@ -321,6 +324,7 @@ _PROFILES["gpu"] = Profile(
     gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1),
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
+    overlap=OverlapSizes(Ks=(10,), ns=(20_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
 )
 
 

@@ -18,14 +18,15 @@ import torch
 
 from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
 from ..profiles import Profile, get_profile
-from .cache import Job
+from .cache import Job, ResultCache
+from .methods import specialization_metrics
 from .sweeps import PAPER_GAMMA
 
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap"]
 
 #: the methods of the overlap table, in column order, and their labels
-_COLUMNS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
-            "oracle-rfm": "oracle RFM", "bayes": "Bayes (test set)"}
+_COLUMNS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "gated RFM",
+            "oracle-rfm": "oracle RFM", "bayes": "Bayes"}
 
 
 def _gamma(job: Job) -> float:
@@ -47,10 +48,12 @@ def bayes_risks(profile: str | Profile) -> dict[float, tuple[float, float]]:
     return out
 
 
-def overlap_rows(records: dict[Job, dict], risks: dict[float, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+def overlap_rows(records: dict[Job, dict], risks: dict[float, tuple[float, float]] | None = None,
+                 cache: ResultCache | None = None) -> list[dict[str, Any]]:
     """One row per gamma (descending): sigma_K, each method's test MSE, the gate ARI of the
     MLP-gated RFM, the networks' specialized fractions (active neurons with A_j >= 0.71; ReGLU:
-    its gate), and the Bayes risk."""
+    its gate), and the Bayes risk. A network cell cached before it recorded its specialized
+    fractions gets them from its saved network in ``cache``."""
     rows = []
     for g in sorted({_gamma(j) for j in records}, reverse=True):
         mine = {j.method: rec for j, rec in records.items() if _gamma(j) == g}
@@ -63,6 +66,12 @@ def overlap_rows(records: dict[Job, dict], risks: dict[float, tuple[float, float
         row["gate_ari"] = gated.get("gate_ari_test")
         for act in ("relu", "reglu"):
             m = mine.get(f"mlp-{act}", {}).get("metrics", {})
+            if m and "frac_A071" not in m and cache is not None:
+                job = next(j for j in records if j.method == f"mlp-{act}" and _gamma(j) == g)
+                try:
+                    m = m | specialization_metrics(job, cache)
+                except FileNotFoundError:
+                    pass
             row[f"{act}_frac_A071"] = m.get("frac_A071")
             row[f"{act}_n_active"] = m.get("n_active")
         if risks is not None and g in risks:
@@ -77,10 +86,10 @@ def _fmt(v, spec: str = ".3g") -> str:
 
 def format_overlap(rows: list[dict[str, Any]]) -> str:
     """The overlap table as text: test MSE per method, then the specialization columns."""
-    head = f"{'gamma':>6}{'sigma_K':>9}" + "".join(f"{label:>17}" for label in _COLUMNS.values()) + f"{'Bayes risk':>12}"
-    lines = ["test MSE", head]
+    head = f"{'gamma':>6}{'sigma_K':>9}" + "".join(f"{label:>11}" for label in _COLUMNS.values()) + f"{'Bayes risk':>12}"
+    lines = ["test MSE (Bayes: the Bayes predictor on the same test set; Bayes risk: on page 02's larger sample)", head]
     for r in rows:
-        lines.append(f"{r['gamma']:>6g}{r['sigma_K']:>9.3f}" + "".join(f"{_fmt(r[m]):>17}" for m in _COLUMNS)
+        lines.append(f"{r['gamma']:>6g}{r['sigma_K']:>9.3f}" + "".join(f"{_fmt(r[m]):>11}" for m in _COLUMNS)
                      + f"{_fmt(r.get('bayes_risk')):>12}")
     lines += ["", "specialization", f"{'gamma':>6}{'gate ARI':>10}{'ReLU A>=.71':>13}{'ReGLU gate A>=.71':>19}{'active ReLU / ReGLU':>21}"]
     for r in rows:

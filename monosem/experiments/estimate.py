@@ -188,12 +188,21 @@ def _feature_learning_seconds(P: Profile, device: DeviceModel) -> dict[str, floa
     return {"global RFM (iterations 0-3) and the RFM oracle": fits * f.runs}
 
 
+def _overlap_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    o, s = P.overlap, P.sample_efficiency
+    cells = len(o.Ks) * len(o.ns) * o.runs * len(o.gammas)
+    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, cells) for a in ("relu", "reglu"))
+    kernels = sum(kernel_fit_seconds("rfm", n, device, c) for n in o.ns for K in o.Ks for c in (1, K, K)) * o.runs * len(o.gammas)
+    return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
+
+
 #: the pages whose work the model counts, and how
 PAGES = {
     "01_feature_learning": _feature_learning_seconds,
     "03_specialization": _figure1_seconds,
     "04_sample_efficiency": _sample_efficiency_seconds,
     "05_learned_gates": _gates_seconds,
+    "09_beyond": _overlap_seconds,
 }
 
 

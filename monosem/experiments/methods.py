@@ -29,7 +29,7 @@ from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
 from .cache import Job, ResultCache
 
-__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason"]
+__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason", "specialization_metrics"]
 
 
 #: stacks never exceed this many networks (beyond it a GPU gains nothing from batching)
@@ -247,6 +247,12 @@ def _specialization(mlp: MLP, model) -> dict[str, Any]:
     A, _ = alignment(W.double().cpu(), model.directions)
     return {"n_active": int(W.shape[0]), "frac_A071": float((A >= 0.71).double().mean()),
             "frac_A090": float((A >= 0.90).double().mean())}
+
+
+def specialization_metrics(job: Job, cache: ResultCache) -> dict[str, Any]:
+    """:func:`_specialization` of an ``mlp-*`` cell's saved network (for cells cached before
+    their results recorded it). ``FileNotFoundError`` when the network is not in the cache."""
+    return _specialization(load_mlp(job, cache), dataset(job)[0])
 
 
 def _a2_config(p: dict[str, Any]) -> TrainConfig:
