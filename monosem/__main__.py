@@ -230,7 +230,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .experiments.figures import plot_figure
 
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
-        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
+        if args.figure == "overlap":  # a gamma axis, not an n axis: page 09's figure
+            import matplotlib.pyplot as plt
+
+            from .experiments import beyond
+            from .experiments.figures import cached_records
+
+            records = cached_records("overlap", args.profile, cache, Ks=args.K, methods=args.methods)
+            if not records:
+                raise ValueError(f"no cached cell of overlap at profile {args.profile!r} in {cache.root}; run it first")
+            fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), layout="constrained")
+            beyond.plot_overlap(beyond.overlap_rows(records, cache=cache), axes)
+        else:
+            fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
         fig.savefig(out, bbox_inches="tight")
         unique = list(dict.fromkeys(jobs))
         _, missing = cache.status(unique)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from matplotlib.ticker import NullLocator
 
 from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
 from ..profiles import Profile, get_profile
@@ -150,3 +151,6 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
     ax2.set(xscale="log", xlabel=r"separation $\gamma$", ylim=(0, 1.05))
     ax2.invert_xaxis()
     ax2.legend(fontsize=7)
+    for a in axes:  # the grid's gammas as plain tick labels
+        a.set_xticks(g, [f"{v:g}" for v in g])
+        a.xaxis.set_minor_locator(NullLocator())

@@ -20,13 +20,14 @@ import json
 from typing import Any
 
 from ..checks import check_choice
+from .sweeps import PAPER_GAMMA
 
 __all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "figure1_rows", "theorem1_rows", "theorem2_rows",
            "page_record_path", "write_page_rows"]
 
 #: the columns of an exported table, in order
-COLUMNS = ("figure", "profile", "method", "K", "n", "run", "width", "batch", "test_mse", "test_median_se",
-           "train_mse", "stop_reason", "stop_step", "best_iteration", "gate_ari_test", "seconds", "key")
+COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "batch", "test_mse", "test_median_se",
+           "train_mse", "stop_reason", "stop_step", "best_iteration", "gate_ari_test", "frac_A071", "seconds", "key")
 
 
 def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]]:
@@ -37,9 +38,10 @@ def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]
         m, p = rec["metrics"], job.param_dict
         rows.append({
             "figure": figure, "profile": profile, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
+            "gamma": p.get("gamma", PAPER_GAMMA),
             "width": p.get("width"), "batch": p.get("batch"),
             **{k: m.get(k) for k in ("test_mse", "test_median_se", "train_mse", "stop_reason", "stop_step",
-                                     "best_iteration", "gate_ari_test")},
+                                     "best_iteration", "gate_ari_test", "frac_A071")},
             "seconds": rec.get("timing", {}).get("seconds"), "key": job.key(),
         })
     return rows
