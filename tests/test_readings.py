@@ -67,3 +67,15 @@ def test_verdict_names_the_closest_reading_and_the_gate():
     text = fig1.ablation_verdict(result)
     assert "closest to the paper overall is 'close'" in text and "17.0 points farther" in text
     assert "within 10 points on all three columns: 'close'" in text
+
+
+def test_verdict_knows_the_default_whatever_the_order_of_a_record():
+    """Records read back from JSON may list the readings alphabetically: the default is still
+    the first of READINGS."""
+    result = {"width": 512, "batch": 256, "seeds": [0], "readings": {
+        "balanced": {"rows": _paper_rows(2.0), "seconds": 1.0, "source": ""},
+        "zero readout": {"rows": _paper_rows(9.0), "seconds": 1.0, "source": ""},
+    }}
+    text = fig1.ablation_verdict(result)
+    assert "the default 'zero readout' is at 9.0 points: 7.0 points farther" in text
+    assert fig1.format_ablation(result).index("zero readout") < fig1.format_ablation(result).index("balanced")

@@ -211,6 +211,13 @@ def reading_ablation(
     return out
 
 
+def _ordered(readings) -> list[str]:
+    """Reading names in :data:`READINGS` order (the default first), others after: a recorded
+    result read back from JSON may hold them in another order."""
+    known = [r.name for r in READINGS if r.name in readings]
+    return known + [n for n in readings if n not in known]
+
+
 def _branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
     """Per branch, the seed means of the active share (percent of the width), the two cosine
     fractions (percent) and the test MSE."""
@@ -261,13 +268,15 @@ def format_ablation(result: dict, paper: dict | None = None) -> str:
              "(seed means), distance to the paper in percentage points", head]
     cell = lambda a, b, c: f"{a:.0f}/{b:.0f}/{c:.0f}"  # noqa: E731
     lines.append(f"{'paper (2 048)':<14}" + "".join(f"{cell(100 * paper[b][0] / 2048, paper[b][1], paper[b][2]):>11}" for b in branches))
-    for name, rec in result["readings"].items():
+    for name in _ordered(result["readings"]):
+        rec = result["readings"][name]
         m = _branch_means(rec["rows"])
         s = scores[name]
         lines.append(f"{name:<14}" + "".join(f"{cell(m[b]['active_pct'], m[b]['A071_pct'], m[b]['A090_pct']):>11}" for b in branches)
                      + f"{s['mean_pp']:>9.1f}{s['max_pp']:>8.1f}")
     lines.append("test MSE (seed means, ReLU / GELU / ReGLU / SwiGLU):")
-    for name, rec in result["readings"].items():
+    for name in _ordered(result["readings"]):
+        rec = result["readings"][name]
         mses = [v["test_mse"] for b, v in _branch_means(rec["rows"]).items() if not b.endswith("value")]
         lines.append(f"  {name:<14}" + " / ".join(f"{v:.3g}" for v in mses) + f"   ({rec['seconds'] / 60:.0f} min of training)")
     return "\n".join(lines)
@@ -282,7 +291,7 @@ def ablation_verdict(result: dict) -> str:
     margin over the default (the first reading), and whether any reading puts the ReGLU gate
     within :data:`REPRODUCE_PP` points of the paper on all three columns."""
     scores = ablation_scores(result)
-    names = list(scores)
+    names = _ordered(scores)
     best = min(names, key=lambda n: scores[n]["mean_pp"])
     default = names[0]
     lines = [f"width {result['width']}: closest to the paper overall is {best!r} (mean |difference| "
