@@ -79,3 +79,31 @@ def test_verdict_knows_the_default_whatever_the_order_of_a_record():
     text = fig1.ablation_verdict(result)
     assert "the default 'zero readout' is at 9.0 points: 7.0 points farther" in text
     assert fig1.format_ablation(result).index("zero readout") < fig1.format_ablation(result).index("balanced")
+
+
+def test_a_recorded_reading_is_recomputed_by_the_package():
+    """One cell of the recorded width-512 ablation (GELU, seed 0, the default reading) recomputed
+    from its recorded configuration gives the recorded numbers."""
+    import torch
+
+    from monosem.experiments.recorded import load_recorded
+
+    rec = load_recorded("figure1_readings_w512")
+    if rec is None:
+        pytest.skip("the width-512 ablation is not recorded")
+    config = {k: tuple(v) if isinstance(v, list) else v for k, v in rec["results"]["config"].items() if k != "profile"}
+    sizes = dataclasses.replace(get_profile(rec["results"]["config"]["profile"]).specialization, **config)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the record's machine ran one thread
+    try:
+        run = fig1.train_figure1(sizes, "gelu", seeds=(0,), progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    from monosem.data import figure1_model
+    from monosem.specialization import specialization_table
+
+    row = specialization_table(run.models[0], figure1_model().directions)[0]
+    want = next(r for r in rec["results"]["readings"]["zero readout"]["rows"] if r["branch"] == "gelu" and r["seed"] == 0)
+    assert run.test_mse[0] == pytest.approx(want["test_mse"], rel=1e-3)
+    assert row.n_active == pytest.approx(want["n_active"], abs=2)
+    assert row.frac_A071 == pytest.approx(want["frac_A071"], abs=0.01)
