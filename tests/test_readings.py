@@ -30,7 +30,7 @@ def test_scores_measure_the_distance_to_the_papers_table():
     assert scores["exact"]["mean_pp"] == pytest.approx(0, abs=1e-9) and scores["exact"]["max_pp"] == pytest.approx(0, abs=1e-9)
     assert scores["off by 5"]["mean_pp"] == pytest.approx(5) and scores["off by 5"]["reglu_gate_pp"] == pytest.approx(5)
     text = fig1.format_ablation(result)
-    assert "paper (2 048)" in text and "off by 5" in text and "5.0" in text
+    assert "the paper's at width 2 048" in text and "off by 5" in text and "5.0 mean" in text
 
 
 def test_readings_and_their_readout_rates():
@@ -77,7 +77,7 @@ def test_verdict_knows_the_default_whatever_the_order_of_a_record():
         "zero readout": {"rows": _paper_rows(9.0), "seconds": 1.0, "source": ""},
     }}
     text = fig1.ablation_verdict(result)
-    assert "the default 'zero readout' is at 9.0 points: 7.0 points farther; 'balanced' is closer on 1 of 1 seeds" in text
+    assert "the default 'zero readout' is at 9.0 points: 7.0 points farther" in text and "'balanced' is closer on 1 of 1 seeds" in text
     assert fig1.format_ablation(result).index("zero readout") < fig1.format_ablation(result).index("balanced")
 
 

@@ -26,8 +26,11 @@ from .sweeps import PAPER_GAMMA
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap"]
 
 #: the methods of the overlap table, in column order, and their labels
-_COLUMNS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "gated RFM",
-            "oracle-rfm": "oracle RFM", "bayes": "Bayes"}
+_COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "gated-rfm": "gated", "oracle-rfm": "oracle",
+            "bayes": "Bayes"}
+#: the same, for the figure's legend
+_LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
+           "oracle-rfm": "RFM oracle", "bayes": "Bayes"}
 
 
 def _gamma(job: Job) -> float:
@@ -88,20 +91,24 @@ def _fmt(v, spec: str = ".3g") -> str:
 
 
 def format_overlap(rows: list[dict[str, Any]]) -> str:
-    """The overlap table as text: test MSE per method, then the specialization columns."""
-    head = f"{'gamma':>6}{'sigma_K':>9}" + "".join(f"{label:>11}" for label in _COLUMNS.values()) + f"{'Bayes risk':>12}"
-    lines = ["test MSE (Bayes: the Bayes predictor on the same test set; Bayes risk: on page 02's larger sample)", head]
+    """The overlap table as text (lines of at most 80 characters): test MSE per method, then the
+    networks' training and the gates."""
+    lines = ["test MSE. ReLU, ReGLU: the MLPs; RFM: global RFM; gated: MLP-gated local RFM;",
+             "oracle: RFM oracle; Bayes: the Bayes predictor on the same test set; Bayes",
+             "risk: on page 02's sample",
+             f"{'gamma':>5}{'sigma_K':>8}" + "".join(f"{label:>9}" for label in _COLUMNS.values()) + f"{'Bayes risk':>11}"]
     for r in rows:
-        lines.append(f"{r['gamma']:>6g}{r['sigma_K']:>9.3f}" + "".join(f"{_fmt(r[m]):>11}" for m in _COLUMNS)
-                     + f"{_fmt(r.get('bayes_risk')):>12}")
-    lines += ["", "the networks and the gates", f"{'gamma':>6}{'train MSE ReLU / ReGLU (stop)':>36}{'gate ARI':>10}"
-              f"{'A>=.71 ReLU / ReGLU gate':>26}{'active':>11}"]
+        lines.append(f"{r['gamma']:>5g}{r['sigma_K']:>8.3f}" + "".join(f"{_fmt(r[m]):>9}" for m in _COLUMNS)
+                     + f"{_fmt(r.get('bayes_risk')):>11}")
+    lines += ["", "the networks (training MSE of the kept checkpoint, why they stopped), the gates",
+              f"{'gamma':>5}{'ReLU train (stop)':>21}{'ReGLU train (stop)':>21}{'gate ARI':>9}{'A>=.71':>14}{'active':>10}"]
     for r in rows:
         frac = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
-        train = f"{_fmt(r['relu_train_mse'], '.2g')} ({r['relu_stop'] or '-'}) / {_fmt(r['reglu_train_mse'], '.2g')} ({r['reglu_stop'] or '-'})"
-        lines.append(f"{r['gamma']:>6g}{train:>36}{_fmt(r['gate_ari'], '.2f'):>10}"
-                     f"{frac(r['relu_frac_A071']) + ' / ' + frac(r['reglu_frac_A071']):>26}"
-                     f"{_fmt(r['relu_n_active'], 'd') + ' / ' + _fmt(r['reglu_n_active'], 'd'):>11}")
+        train = {a: f"{_fmt(r[f'{a}_train_mse'], '.2g')} ({r[f'{a}_stop'] or '-'})" for a in ("relu", "reglu")}
+        lines.append(f"{r['gamma']:>5g}{train['relu']:>21}{train['reglu']:>21}{_fmt(r['gate_ari'], '.2f'):>9}"
+                     f"{frac(r['relu_frac_A071']) + ' / ' + frac(r['reglu_frac_A071']):>14}"
+                     f"{_fmt(r['relu_n_active'], 'd') + ' / ' + _fmt(r['reglu_n_active'], 'd'):>10}")
+    lines.append("(A>=.71 and active: ReLU / ReGLU gate, share and count of active neurons)")
     return "\n".join(lines)
 
 
@@ -120,25 +127,26 @@ def overlap_findings(rows: list[dict[str, Any]]) -> str:
         if mlp is None or rfm is None:
             continue
         helps = mlp < rfm or (gated is not None and gated < rfm)
-        lines.append(f"gamma {r['gamma']:g}: best MLP / global RFM {mlp / rfm:.2f}, gated RFM / global RFM "
-                     f"{_fmt(gated / rfm if gated is not None else None, '.2f')}; excess over Bayes: MLP {_excess(mlp, bayes)}, "
-                     f"global RFM {_excess(rfm, bayes)}, oracle RFM {_excess(r['oracle-rfm'], bayes)}"
-                     + ("" if helps else "  <- neither beats global RFM"))
+        lines.append(f"gamma {r['gamma']:g}: best MLP / global RFM {mlp / rfm:.2f}, gated / global RFM "
+                     f"{_fmt(gated / rfm if gated is not None else None, '.2f')}"
+                     + ("" if helps else "  (neither wins)"))
+        lines.append(f"  excess over the Bayes risk: MLP {_excess(mlp, bayes)}, global RFM {_excess(rfm, bayes)}, "
+                     f"oracle RFM {_excess(r['oracle-rfm'], bayes)}")
         if not helps and stops is None:
             stops = r["gamma"]
     if not lines:
         return "no gamma has both an MLP and a global RFM result yet"
     lines.append("specialization " + (f"stops helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
-                                      else "helps at every gamma of the grid: the best MLP or the gated RFM beats global RFM throughout"))
+                                      else "helps at every gamma of the grid (the best MLP or the gated RFM wins)"))
     for r in rows:
         train = [r[f"{a}_train_mse"] for a in ("relu", "reglu") if r.get(f"{a}_train_mse") is not None]
         if train and r.get("bayes_risk") is not None and max(train) < r["bayes_risk"] / 10:
-            lines.append(f"gamma {r['gamma']:g}: the networks end at training MSE {max(train):.2g} or less, "
-                         f"{r['bayes_risk'] / max(train):.0f}x below the Bayes risk {r['bayes_risk']:.2g}: they fit the noise "
-                         "(the A.2 target 4e-4 is the label-noise variance of separated clusters)")
+            lines.append(f"gamma {r['gamma']:g}: the networks end at training MSE {max(train):.2g} or less,")
+            lines.append(f"  {r['bayes_risk'] / max(train):.0f}x below the Bayes risk {r['bayes_risk']:.2g}: they fit the noise")
     floor = rows[-1].get("bayes_risk")
     if floor is not None:
-        lines.append(f"Bayes risk at the smallest gamma: {floor:.3g} = {floor / LABEL_NOISE_VARIANCE:.0f} x the noise floor {LABEL_NOISE_VARIANCE:.0e}")
+        lines.append(f"Bayes risk at the smallest gamma: {floor:.3g}, {floor / LABEL_NOISE_VARIANCE:.0f}x the noise floor "
+                     f"{LABEL_NOISE_VARIANCE:.0e}")
     return "\n".join(lines)
 
 
@@ -147,7 +155,7 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
     specialized fractions."""
     ax, ax2 = axes
     g = [r["gamma"] for r in rows]
-    for method, label in _COLUMNS.items():
+    for method, label in _LABELS.items():
         if method == "bayes":
             continue
         ys = [r[method] if r[method] is not None else np.nan for r in rows]

@@ -256,29 +256,30 @@ def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[s
 
 
 def format_ablation(result: dict, paper: dict | None = None) -> str:
-    """The ablation as text: per reading and branch, active share / A >= .71 / A >= .90 (percent,
-    seed means) beside the paper's, the test MSE per activation and the distance scores."""
+    """The ablation as text (lines of at most 80 characters): per branch (rows) and reading
+    (columns), active share / A >= .71 / A >= .90 in percent (seed means) beside the paper's; then
+    each reading's distance to the paper, its test MSE per activation and its training time."""
     paper = PAPER_FIGURE1 if paper is None else paper
     scores = ablation_scores(result, paper)
-    branches = list(paper)
+    names = _ordered(result["readings"])
+    means = {n: _branch_means(result["readings"][n]["rows"]) for n in names}
     short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU g", "reglu value": "ReGLU v",
              "swiglu gate": "SwiGLU g", "swiglu value": "SwiGLU v"}
-    head = f"{'reading':<14}" + "".join(f"{short.get(b, b):>11}" for b in branches) + f"{'mean pp':>9}{'max pp':>8}"
-    lines = [f"width {result['width']}, batch {result['batch']}, seeds {result['seeds']}: active % / A>=.71 % / A>=.90 % "
-             "(seed means), distance to the paper in percentage points", head]
     cell = lambda a, b, c: f"{a:.0f}/{b:.0f}/{c:.0f}"  # noqa: E731
-    lines.append(f"{'paper (2 048)':<14}" + "".join(f"{cell(100 * paper[b][0] / 2048, paper[b][1], paper[b][2]):>11}" for b in branches))
-    for name in _ordered(result["readings"]):
-        rec = result["readings"][name]
-        m = _branch_means(rec["rows"])
-        s = scores[name]
-        lines.append(f"{name:<14}" + "".join(f"{cell(m[b]['active_pct'], m[b]['A071_pct'], m[b]['A090_pct']):>11}" for b in branches)
-                     + f"{s['mean_pp']:>9.1f}{s['max_pp']:>8.1f}")
-    lines.append("test MSE (seed means, ReLU / GELU / ReGLU / SwiGLU):")
-    for name in _ordered(result["readings"]):
-        rec = result["readings"][name]
-        mses = [v["test_mse"] for b, v in _branch_means(rec["rows"]).items() if not b.endswith("value")]
-        lines.append(f"  {name:<14}" + " / ".join(f"{v:.3g}" for v in mses) + f"   ({rec['seconds'] / 60:.0f} min of training)")
+    lines = [f"width {result['width']}, batch {result['batch']}, seeds {result['seeds']}:",
+             "active % / A>=.71 % / A>=.90 % (seed means); the paper's at width 2 048",
+             f"{'branch':<10}{'paper':>13}" + "".join(f"{n:>13}" for n in names)]
+    for b in paper:
+        lines.append(f"{short.get(b, b):<10}{cell(100 * paper[b][0] / 2048, paper[b][1], paper[b][2]):>13}"
+                     + "".join(f"{cell(means[n][b]['active_pct'], means[n][b]['A071_pct'], means[n][b]['A090_pct']) if b in means[n] else '-':>13}"
+                               for n in names))
+    lines.append(f"{'distance':<10}{'(points)':>13}" + "".join(f"{scores[n]['mean_pp']:>8.1f} mean" for n in names))
+    lines.append(f"{'':<10}{'':>13}" + "".join(f"{scores[n]['max_pp']:>9.1f} max" for n in names))
+    lines.append("test MSE (seed means, ReLU / GELU / ReGLU / SwiGLU) and training time:")
+    for n in names:
+        rec = result["readings"][n]
+        mses = [v["test_mse"] for b, v in means[n].items() if not b.endswith("value")]
+        lines.append(f"  {n:<14}" + " / ".join(f"{v:.3g}" for v in mses) + f"   ({rec['seconds'] / 60:.0f} min)")
     return "\n".join(lines)
 
 
@@ -294,16 +295,16 @@ def ablation_verdict(result: dict) -> str:
     names = _ordered(scores)
     best = min(names, key=lambda n: scores[n]["mean_pp"])
     default = names[0]
-    lines = [f"width {result['width']}: closest to the paper overall is {best!r} (mean |difference| "
-             f"{scores[best]['mean_pp']:.1f} points over the six rows x three columns, largest {scores[best]['max_pp']:.1f})"]
+    lines = [f"width {result['width']}: closest to the paper overall is {best!r}: mean |difference|",
+             f"  {scores[best]['mean_pp']:.1f} points over the six rows x three columns, largest {scores[best]['max_pp']:.1f}"]
     if best != default:
         per_seed = {n: [ablation_scores({"readings": {n: {"rows": [r for r in result["readings"][n]["rows"] if r["seed"] == s]}}})[n]["mean_pp"]
                         for s in result["seeds"]] for n in (best, default)}
         wins = sum(b < d for b, d in zip(per_seed[best], per_seed[default]))
         lines.append(f"  the default {default!r} is at {scores[default]['mean_pp']:.1f} points: "
-                     f"{scores[default]['mean_pp'] - scores[best]['mean_pp']:.1f} points farther; {best!r} is closer on "
-                     f"{wins} of {len(result['seeds'])} seeds (per seed: "
-                     + ", ".join(f"{b:.1f} vs {d:.1f}" for b, d in zip(per_seed[best], per_seed[default])) + ")")
+                     f"{scores[default]['mean_pp'] - scores[best]['mean_pp']:.1f} points farther;")
+        lines.append(f"  {best!r} is closer on {wins} of {len(result['seeds'])} seeds; per seed, {best!r} vs the default:")
+        lines.append("    " + ", ".join(f"{b:.1f} vs {d:.1f}" for b, d in zip(per_seed[best], per_seed[default])))
     gate_ok = []
     for name, rec in result["readings"].items():
         m = _branch_means(rec["rows"]).get("reglu gate")
@@ -314,6 +315,6 @@ def ablation_verdict(result: dict) -> str:
             gate_ok.append(name)
     best_gate = min(names, key=lambda n: scores[n]["reglu_gate_pp"])
     lines.append(f"  ReGLU gate within {REPRODUCE_PP:.0f} points on all three columns: "
-                 + (", ".join(repr(n) for n in gate_ok) if gate_ok else "no reading")
-                 + f" (closest: {best_gate!r}, mean {scores[best_gate]['reglu_gate_pp']:.1f} points)")
+                 + (", ".join(repr(n) for n in gate_ok) if gate_ok else "no reading"))
+    lines.append(f"  (closest on the gate: {best_gate!r}, mean {scores[best_gate]['reglu_gate_pp']:.1f} points)")
     return "\n".join(lines)
