@@ -90,8 +90,10 @@ def init_parameters(
     squared norms then move together, so the value row is also rescaled to the gate row's norm.
     For GELU and SwiGLU the same construction is applied although the conservation is only
     approximate. Meant with a small ``hidden_scale`` (the output at init is of order
-    ``hidden_scale^2 sqrt(width)``). Not the default: which reading matches the paper is the
-    subject of the Section 3.1 ablation.
+    ``hidden_scale^2 sqrt(width)``). Figure 1's networks use it with ``hidden_scale=0.1``
+    (:data:`monosem.experiments.specialization.FIGURE1_READING`: the Section 3.1 readings ablation
+    found it closest to the paper's table); the Appendix A.2 sweeps keep ``"pytorch"``, the
+    default here, which that ablation does not speak to.
 
     Returns ``W`` (H, d), ``b`` (H,), ``a`` (width,), ``a0`` () with H = width, or 2*width for a
     gated network (gate rows first, then value rows). Drawn on the CPU in float64 from

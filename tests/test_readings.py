@@ -96,7 +96,7 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the record's machine ran one thread
     try:
-        run = fig1.train_figure1(sizes, "gelu", seeds=(0,), progress=False)
+        run = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], seeds=(0,), progress=False)
     finally:
         torch.set_num_threads(threads)
     from monosem.data import figure1_model
@@ -107,3 +107,13 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
     assert run.test_mse[0] == pytest.approx(want["test_mse"], rel=1e-3)
     assert row.n_active == pytest.approx(want["n_active"], abs=2)
     assert row.frac_A071 == pytest.approx(want["frac_A071"], abs=0.01)
+
+
+def test_figure1_uses_the_reading_the_ablation_chose():
+    assert fig1.FIGURE1_READING.name == "balanced" and fig1.FIGURE1_READING.init == "balanced"
+    sizes = get_profile("smoke").specialization
+    run = fig1.train_figure1(sizes, "gelu", progress=False)
+    assert run.reading == "balanced" and run.hidden_scale == 0.1 and run.models[0].init == "balanced"
+    plain = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], progress=False)
+    assert plain.reading == "zero readout" and plain.models[0].init == "pytorch"
+    assert float(plain.models[0].a.abs().sum()) != float(run.models[0].a.abs().sum())
