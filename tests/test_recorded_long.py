@@ -58,7 +58,7 @@ def test_regime_summaries_on_recorded_cells():
     assert cells and all(c.K in (10, 50) for c in cells)
     lines = regime_findings(cells)
     assert any("best MLP / best oracle" in line for line in lines)
-    assert all(len(line) <= 90 for line in lines)  # fits the book's text column
+    assert all(len(line) <= 80 for line in lines)  # fits the book's text column
 
 
 def test_restore_puts_recorded_cells_back_into_an_empty_cache(tmp_path, capsys):

@@ -181,8 +181,8 @@ def regime_findings(cells: list[RegimeCell]) -> list[str]:
                 "  best MLP / best oracle: " + ", ".join(f"{v:.2f} ({_k(n)})" for v, n in zip(ratio, ns)),
                 f"    {trend}",
                 f"  the best MLP beats global RFM at n = {', '.join(beats) or 'none'}",
-                "  ReGLU / ReLU: " + ", ".join(f"{r['reglu_over_relu']:.2f} ({_k(r['n'])})" for r in rs if r["reglu_over_relu"] == r["reglu_over_relu"])
-                + f"; ReGLU better at n = {', '.join(gate) or 'none'}",
+                "  ReGLU / ReLU: " + ", ".join(f"{r['reglu_over_relu']:.2f} ({_k(r['n'])})" for r in rs if r["reglu_over_relu"] == r["reglu_over_relu"]),
+                f"    ReGLU better at n = {', '.join(gate) or 'none'}",
             ]
     return lines
 
