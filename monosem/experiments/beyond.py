@@ -100,13 +100,13 @@ def format_overlap(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         lines.append(f"{r['gamma']:>5g}{r['sigma_K']:>8.3f}" + "".join(f"{_fmt(r[m]):>9}" for m in _COLUMNS)
                      + f"{_fmt(r.get('bayes_risk')):>11}")
-    lines += ["", "the networks (training MSE of the kept checkpoint, why they stopped), the gates",
-              f"{'gamma':>5}{'ReLU train (stop)':>21}{'ReGLU train (stop)':>21}{'gate ARI':>9}{'A>=.71':>14}{'active':>10}"]
+    lines += ["", "the networks (training MSE of the kept checkpoint, why it stopped), the gates",
+              f"{'gamma':>5}{'ReLU train':>19}{'ReGLU train':>19}{'gate ARI':>9}{'A>=.71':>13}{'active':>10}"]
     for r in rows:
         frac = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
         train = {a: f"{_fmt(r[f'{a}_train_mse'], '.2g')} ({r[f'{a}_stop'] or '-'})" for a in ("relu", "reglu")}
-        lines.append(f"{r['gamma']:>5g}{train['relu']:>21}{train['reglu']:>21}{_fmt(r['gate_ari'], '.2f'):>9}"
-                     f"{frac(r['relu_frac_A071']) + ' / ' + frac(r['reglu_frac_A071']):>14}"
+        lines.append(f"{r['gamma']:>5g}{train['relu']:>19}{train['reglu']:>19}{_fmt(r['gate_ari'], '.2f'):>9}"
+                     f"{frac(r['relu_frac_A071']) + ' / ' + frac(r['reglu_frac_A071']):>13}"
                      f"{_fmt(r['relu_n_active'], 'd') + ' / ' + _fmt(r['reglu_n_active'], 'd'):>10}")
     lines.append("(A>=.71 and active: ReLU / ReGLU gate, share and count of active neurons)")
     return "\n".join(lines)
