@@ -116,12 +116,16 @@ def _export_page(args: argparse.Namespace, cache) -> int:
     else:
         print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
         rows = ex.figure1_rows(args.profile) if args.figure == "fig1" else ex.theorem2_rows(args.profile)
-    text = ex.write_page_rows(rows, args.format)
+    return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
+
+
+def _emit(args: argparse.Namespace, text: str, what: str) -> int:
+    """An export's text to ``--out`` (saying what it wrote) or to standard output."""
     if args.out is None:
         sys.stdout.write(text)
     else:
         args.out.write_text(text, encoding="utf-8")
-        print(f"wrote {len(rows)} rows of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
+        print(f"wrote {what} of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -195,13 +199,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             records = load_recorded_cells(jobs, args.profile)
         else:
             records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
-        text = write_rows(export_rows(args.figure, args.profile, records), args.format)
-        if args.out is None:
-            sys.stdout.write(text)
-        else:
-            args.out.write_text(text, encoding="utf-8")
-            print(f"wrote {len(records)} cells of {args.figure} ({args.profile}) to {args.out}", file=sys.stderr)
-        return 0
+        return _emit(args, write_rows(export_rows(args.figure, args.profile, records), args.format), f"{len(records)} cells")
     if args.command == "record":
         from .experiments.recorded import record_cells, recorded_cells_dir, restore_cells
 

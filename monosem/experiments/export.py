@@ -47,16 +47,18 @@ def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]
     return rows
 
 
-def write_rows(rows: list[dict[str, Any]], fmt: str) -> str:
-    """``rows`` as CSV (a header line, empty fields for missing values) or as a JSON list."""
+def write_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] | None = COLUMNS) -> str:
+    """``rows`` as CSV (a header line, empty fields for missing values) or as a JSON list.
+    ``columns``: the CSV columns (``None``: those the rows have, in order of first appearance)."""
     if fmt == "json":
         return json.dumps(rows, indent=1)
     check_choice(fmt, "format", ("csv", "json"))
+    columns = columns if columns is not None else tuple(dict.fromkeys(k for row in rows for k in row))
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow({k: ("" if row.get(k) is None else row[k]) for k in columns})
     return buf.getvalue()
 
 
@@ -131,13 +133,4 @@ def theorem1_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 def write_page_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     """Like :func:`write_rows`, with the columns the rows have (in order of first appearance)."""
-    if fmt == "json":
-        return json.dumps(rows, indent=1)
-    check_choice(fmt, "format", ("csv", "json"))
-    columns = list(dict.fromkeys(k for row in rows for k in row))
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if row.get(k) is None else row[k]) for k in columns})
-    return buf.getvalue()
+    return write_rows(rows, fmt, columns=None)
