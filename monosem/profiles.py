@@ -9,11 +9,12 @@ Four profiles, chosen by name everywhere (the ``profile`` parameter of every not
     the rendered book on a 2-core laptop: every phenomenon of the paper visible at reduced scale.
     Pages that show a ``cpu`` result label it as reduced-scale and say what was shrunk.
 ``long``
-    Sections 3.2 and 3.3 (Figures 2, 4, 6) at the paper's training sizes and protocol, with the
-    networks narrowed to what a 2-core CPU affords (width 1 024, batch 1 024), plus the *regime
-    map* (``Profile.regime``): K = 10 and 50, n from 10 000 to 200 000, two network sizes. Hours
-    of CPU: computed once and shipped as recorded results (``monosem/recorded/``); the other
-    sections keep their ``cpu`` sizes.
+    Sections 3.2 and 3.3 (Figures 2, 4, 6) at the paper's two smallest training sizes and its
+    protocol, with the networks narrowed to what a 2-core CPU affords (width 1 024, batch 1 024)
+    and one run, plus the *regime map* (``Profile.regime``): K = 10 and 50, n from 10 000 to
+    200 000, two network sizes. Hours of CPU: computed once and shipped as recorded results
+    (``monosem/recorded/``); the other sections keep their ``cpu`` sizes. What the budget cut
+    from the paper's grid is declared in the sizes (``runs``, ``ns``, ``method_max_n``).
 ``gpu``
     one free Colab session on a T4 (15 GB): Sections 1 and 3.1 at the paper's settings, Sections
     3.2-3.3 at the long profile's network size (width 1 024, batch 1 024) and A.2 protocol on
@@ -120,10 +121,17 @@ class SampleEfficiencySizes:
     #: the (width, batch) pairs of the MLP cells; ``None``: the one pair (width, batch). The regime
     #: map trains every MLP cell at several network sizes.
     mlp_sizes: tuple[tuple[int, int], ...] | None = None
+    #: the budget's cut, ``((method, max_n), ...)``: these methods' cells exist only at n <= max_n
+    #: (the ``long`` profile's global kernels, whose cost grows as n^2). Empty: no cut.
+    method_max_n: tuple[tuple[str, int], ...] = ()
 
     def network_sizes(self) -> tuple[tuple[int, int], ...]:
         """The (width, batch) pairs at which the MLP cells are trained."""
         return self.mlp_sizes if self.mlp_sizes is not None else ((self.width, self.batch),)
+
+    def includes(self, method: str, n: int) -> bool:
+        """Whether the grid has a ``method`` cell at training size ``n`` (see ``method_max_n``)."""
+        return _includes(self.method_max_n, method, n)
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,16 @@ class GatesSizes:
     ns: tuple[int, ...]
     n_test: int
     runs: int
+    #: the budget's cut, as :attr:`SampleEfficiencySizes.method_max_n`
+    method_max_n: tuple[tuple[str, int], ...] = ()
+
+    def includes(self, method: str, n: int) -> bool:
+        """Whether the grid has a ``method`` cell at training size ``n``."""
+        return _includes(self.method_max_n, method, n)
+
+
+def _includes(cut: tuple[tuple[str, int], ...], method: str, n: int) -> bool:
+    return all(n <= max_n for m, max_n in cut if m == method)
 
 
 @dataclass(frozen=True)
@@ -287,25 +305,31 @@ _PROFILES: dict[str, Profile] = {
 
 
 _CPU = _PROFILES["cpu"]
+#: the long profile's cut, from measured one-thread times (``book/status.md``): global RFM costs
+#: ~n^2 (29 min at n = 50 000, so ~2 h at 100 000), and one width-1 024 network 5-30 min
+_LONG_GLOBAL_MAX_N = 50_000
 _PROFILES["long"] = Profile(
     name="long",
     description=("Sections 3.2-3.3 at the paper's sizes and A.2 protocol, networks of width 1 024 "
-                 "(batch 1 024); hours of CPU, shipped as recorded results. Other sections as 'cpu'"),
+                 "(batch 1 024), one run; hours of CPU, shipped as recorded results. Other sections as 'cpu'"),
     setting=_CPU.setting,
     feature_learning=_CPU.feature_learning,
     specialization=_CPU.specialization,
+    # Figures 2 and 6 at the paper's two smallest sizes and one run (the paper: 4 sizes, 5 runs);
+    # GELU and SwiGLU (Figure 6 only) at 20 000. The regime map extends K = 10, 50 to 200 000.
     sample_efficiency=SampleEfficiencySizes(
-        Ks=(1, 2, 10, 50), ns=(20_000, 50_000, 100_000), n_test=4_096, runs=2, width=1_024,
+        Ks=(1, 2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
+        method_max_n=(("mlp-gelu", 20_000), ("mlp-swiglu", 20_000)),
     ),
-    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000, 100_000), n_test=4_096, runs=2),
+    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1),
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
     overlap=_CPU.overlap,
     regime=SampleEfficiencySizes(
         Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
-        mlp_sizes=((256, 512), (1_024, 1_024)),
+        mlp_sizes=((256, 512), (1_024, 1_024)), method_max_n=(("rfm", _LONG_GLOBAL_MAX_N),),
     ),
 )
 

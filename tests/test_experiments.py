@@ -57,9 +57,31 @@ def test_profiles_share_cells_that_compute_the_same_thing():
     fig2 = {j.key(): j for j in sweep("fig2", "long")}
     regime = {j.key(): j for j in sweep("regime", "long")}
     shared = set(fig2) & set(regime)
-    # K = 10, 50 x n = 20k, 50k, 100k x run 0 x (ReLU and ReGLU at width 1 024, RFM, 2 oracles, Bayes)
-    assert len(shared) == 2 * 3 * 6
+    # K = 10, 50 x n = 20k, 50k x run 0 x (ReLU and ReGLU at width 1 024, RFM, 2 oracles, Bayes)
+    assert len(shared) == 2 * 2 * 6
     assert {regime[k].param_dict.get("width") for k in regime} == {256, 1024, None}
+
+
+def test_a_profiles_cut_removes_exactly_the_cut_cells():
+    """The long profile's budget cut (``method_max_n``): global RFM in the regime map up to
+    50 000, GELU and SwiGLU in Figure 6 at 20 000 only; every other cell of the grid is declared."""
+    from monosem.experiments.sweeps import sweep
+    from monosem.profiles import get_profile
+
+    L = get_profile("long")
+    regime = sweep("regime", L)
+    assert max(j.n for j in regime if j.method == "rfm") == 50_000
+    assert max(j.n for j in regime if j.method == "mlp-relu") == 200_000
+    per_n = len(L.regime.Ks) * (2 * 2 + 4)  # 2 MLPs x 2 sizes + RFM, 2 oracles, Bayes
+    assert len(regime) == 5 * per_n - 2 * len(L.regime.Ks)
+    fig6 = sweep("fig6", L)
+    assert {j.n for j in fig6 if j.method in ("mlp-gelu", "mlp-swiglu")} == {20_000}
+    assert {j.n for j in fig6 if j.method == "mlp-relu"} == {20_000, 50_000}
+    assert L.regime.includes("rfm", 50_000) and not L.regime.includes("rfm", 50_001)
+    assert L.regime.includes("mlp-relu", 10**9)
+    # a profile without a cut declares the whole grid
+    cpu = get_profile("cpu").sample_efficiency
+    assert len(sweep("fig6", "cpu")) == len(cpu.Ks) * len(cpu.ns) * cpu.runs * 5
 
 
 def test_cache_version_is_part_of_the_key(monkeypatch):

@@ -144,7 +144,14 @@ def sweep(
         for n in grid_n
         for r in all_runs
         for (method, _), p in params.items()
+        if _declared(sizes, method, n)
     ]
+
+
+def _declared(sizes, method: str, n: int) -> bool:
+    """Whether the grid ``sizes`` has this method's cell at ``n`` (a profile's budget cut)."""
+    includes = getattr(sizes, "includes", None)
+    return includes is None or includes(method, n)
 
 
 def _with_gamma(params: dict, gamma: float) -> dict:
