@@ -32,6 +32,14 @@ Choices the paper leaves open, stated here and on the Section 3.3 page:
 The true clusters are never used to fit the gates; :meth:`MLPGatedRegressor.gate_purity` measures,
 after the fact, how well the gates recover them (adjusted Rand index), which the paper does not
 report.
+
+Two swaps beyond the paper (page 09, "routing or features?") take the pipeline apart:
+``features="isotropic"`` keeps the learned gates but fits every local model on x itself
+(G_c = I, so the local Laplace is the per-gate Laplace of the oracle), and ``routing="true"``
+routes by the true clusters (training and test) but keeps the learned metrics, computed by eq. 13
+with the centroid q_c replaced by the mean contribution profile of cluster c's training points
+(what K-means would return were its assignment the true one). With both swaps the predictor is
+the per-cluster Laplace oracle.
 """
 
 from __future__ import annotations
@@ -47,9 +55,13 @@ from sklearn.metrics import adjusted_rand_score
 from .checks import check_choice, check_int
 from .kernels import LaplaceKernelRegressor, RFMRegressor
 
-__all__ = ["MLPGatedRegressor", "contributions", "average_contributions", "active_neurons", "gate_metrics", "psd_sqrt"]
+__all__ = ["MLPGatedRegressor", "ROUTINGS", "FEATURES", "contributions", "average_contributions", "active_neurons", "gate_metrics", "psd_sqrt"]
 
 LOCALS = ("laplace", "rfm")
+#: where a point's gate comes from: the MLP's contribution profiles (the paper) or the true cluster
+ROUTINGS = ("learned", "true")
+#: the local representation: z_c = G_c^{1/2} x (the paper, eq. 14) or x itself
+FEATURES = ("learned", "isotropic")
 
 
 def _relu_parts(mlp) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -141,10 +153,17 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         Extra keyword arguments for the local ``LaplaceKernelRegressor`` / ``RFMRegressor``.
     random_state:
         Seed of the two K-means runs and of the local predictors' subsamples.
+    routing:
+        ``"learned"`` (the paper): gates by K-means on the contribution profiles; ``"true"``: the
+        true clusters are the gates (``fit(X, y, clusters=c)``, ``predict(X, gates=c)``), with
+        ``n_gates`` = K.
+    features:
+        ``"learned"`` (the paper): local models on z_c = G_c^{1/2} x; ``"isotropic"``: on x.
     """
 
     def __init__(self, mlp=None, local: str = "laplace", n_gates: int = 2, *, n_init: int = 8, max_iter: int = 30,
-                 local_params: dict[str, Any] | None = None, random_state: int = 0) -> None:
+                 local_params: dict[str, Any] | None = None, random_state: int = 0, routing: str = "learned",
+                 features: str = "learned") -> None:
         self.mlp = mlp
         self.local = local
         self.n_gates = n_gates
@@ -152,10 +171,16 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         self.max_iter = max_iter
         self.local_params = local_params
         self.random_state = random_state
+        self.routing = routing
+        self.features = features
 
     def _check(self) -> None:
         if self.local not in LOCALS:
             check_choice(self.local, "local", LOCALS)
+        if self.routing not in ROUTINGS:
+            check_choice(self.routing, "routing", ROUTINGS)
+        if self.features not in FEATURES:
+            check_choice(self.features, "features", FEATURES)
         check_int(self.n_gates, "n_gates")
         _relu_parts(self.mlp)
 
@@ -174,10 +199,14 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
     def assign(self, X) -> np.ndarray:
         """The gate of every row of ``X``: its contribution profile's nearest training centroid."""
         self._check_fitted()
+        if self.routing == "true":
+            raise ValueError("routing='true' routes by the true clusters: pass them as gates= to predict")
         return self.gate_features(torch.as_tensor(X).to(torch.float64).to(self.mlp.W.device))[1]
 
-    def fit(self, X, y) -> "MLPGatedRegressor":
-        """Learn the gates from the MLP on the training inputs ``X`` and fit one local model per gate."""
+    def fit(self, X, y, clusters=None) -> "MLPGatedRegressor":
+        """Learn the gates from the MLP on the training inputs ``X`` and fit one local model per gate.
+
+        ``clusters``: the true cluster of every row (needed with ``routing="true"`` only)."""
         self._check()
         X = torch.as_tensor(X).to(torch.float64)
         y = torch.as_tensor(y).to(torch.float64)
@@ -195,12 +224,23 @@ class MLPGatedRegressor(RegressorMixin, BaseEstimator):
         self.neuron_mass_ = average_contributions(self.mlp, X).cpu()
         self.active_ = active_neurons(self.neuron_mass_, self.n_gates, self.random_state).to(W.device)
         P = contribution_profiles(contributions(self.mlp, X, self.active_)).cpu().numpy()
-        self.kmeans_ = KMeans(n_clusters=self.n_gates, init="k-means++", n_init=self.n_init, max_iter=self.max_iter,
-                              random_state=self.random_state).fit(P)
-        gates = self.kmeans_.labels_
-        centroids = torch.from_numpy(self.kmeans_.cluster_centers_).to(W.device, torch.float64)
+        if self.routing == "true":
+            if clusters is None:
+                raise ValueError("routing='true' needs the true clusters: fit(X, y, clusters=c)")
+            gates = self._check_gates(np.asarray(torch.as_tensor(clusters).cpu()), X.shape[0])
+            # the centroid of each true cluster in profile space (eq. 13's q_c for that gate)
+            centroids = torch.from_numpy(np.stack([P[gates == c].mean(axis=0) if (gates == c).any() else np.zeros(P.shape[1])
+                                                   for c in range(self.n_gates)])).to(W.device, torch.float64)
+        else:
+            self.kmeans_ = KMeans(n_clusters=self.n_gates, init="k-means++", n_init=self.n_init, max_iter=self.max_iter,
+                                  random_state=self.random_state).fit(P)
+            gates = self.kmeans_.labels_
+            centroids = torch.from_numpy(self.kmeans_.cluster_centers_).to(W.device, torch.float64)
         self.gate_metrics_ = gate_metrics(centroids, W[self.active_]).cpu()
-        self.gate_sqrt_ = torch.stack([psd_sqrt(G) for G in self.gate_metrics_])
+        if self.features == "isotropic":
+            self.gate_sqrt_ = torch.eye(X.shape[1], dtype=torch.float64).expand(self.n_gates, -1, -1).clone()
+        else:
+            self.gate_sqrt_ = torch.stack([psd_sqrt(G) for G in self.gate_metrics_])
         self.train_gates_ = gates
         self.estimators_ = []
         Xc, yc = X.cpu(), y.cpu()

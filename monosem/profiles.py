@@ -221,6 +221,8 @@ class Profile:
     regime: SampleEfficiencySizes | None = None
     #: page 09's overlap sweep (beyond the paper)
     overlap: OverlapSizes | None = None
+    #: page 09's "routing or features?" swaps of the Section 3.3 pipeline (beyond the paper)
+    swaps: GatesSizes | None = None
 
 
 _PROFILES: dict[str, Profile] = {
@@ -247,6 +249,7 @@ _PROFILES: dict[str, Profile] = {
             Ks=(2, 4), exponents=(1.0, 2.0), n_test=512, n_max=256, mlp_steps=300, rfm_iterations=1,
         ),
         overlap=OverlapSizes(Ks=(10,), ns=(1_000,), gammas=(4.0, 0.5), n_test=512),
+        swaps=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
     ),
     "cpu": Profile(
         name="cpu",
@@ -272,6 +275,8 @@ _PROFILES: dict[str, Profile] = {
         ),
         theorem2=Theorem2Sizes(Ks=(2, 4, 8, 16, 32), exponents=(1.0, 1.5, 2.0, 2.5, 3.0), n_test=2_048, n_max=4_096),
         overlap=OverlapSizes(Ks=(10,), ns=(5_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=2_048),
+        # Figure 4's largest cpu size: its gated cells and source networks are shared
+        swaps=GatesSizes(Ks=(2, 10, 50), ns=(10_000,), n_test=2_048, runs=1),
     ),
     "paper": Profile(
         name="paper",
@@ -299,6 +304,7 @@ _PROFILES: dict[str, Profile] = {
         ),
         # beyond the paper: at its smallest Figure 2 size but one, with its networks and protocol
         overlap=OverlapSizes(Ks=(10,), ns=(50_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
+        swaps=GatesSizes(Ks=(2, 10, 50), ns=(50_000,), n_test=4_096, runs=1),
         reduced_scale=False,
     ),
 }
@@ -326,6 +332,7 @@ _PROFILES["long"] = Profile(
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
     overlap=_CPU.overlap,
+    swaps=_CPU.swaps,
     regime=SampleEfficiencySizes(
         Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
@@ -349,6 +356,7 @@ _PROFILES["gpu"] = Profile(
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
     overlap=OverlapSizes(Ks=(10,), ns=(20_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
+    swaps=GatesSizes(Ks=(2, 10, 50), ns=(20_000,), n_test=4_096, runs=1),
 )
 
 

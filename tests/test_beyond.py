@@ -43,3 +43,26 @@ def test_overlap_at_smoke_gives_table_findings_and_bayes_risk(tmp_path, monkeypa
     assert "global RFM" in text and "gate ARI" in text
     findings = beyond.overlap_findings(rows)
     assert "best MLP / global RFM" in findings and "Bayes risk at the smallest gamma" in findings
+
+
+def test_swaps_at_smoke_table_and_verdict(tmp_path, monkeypatch):
+    """The routing-or-features sweep shares the paper's gated cells and computes its verdict from
+    the four Laplace pipelines."""
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    jobs = sweep("swaps", "smoke")
+    fig4 = {j.key() for j in sweep("fig4", "smoke")}
+    shared = {j.method for j in jobs if j.key() in fig4}
+    assert shared == {"mlp-relu", "gated-laplace", "oracle-laplace", "gated-rfm", "oracle-rfm"}
+    records = run_figure("swaps", "smoke", cache=ResultCache(tmp_path), n_jobs=1, progress=False)
+    rows = beyond.swap_rows(records)
+    assert [r["K"] for r in rows] == [2, 10]
+    assert all(r[m] is not None and math.isfinite(r[m]) for r in rows for m in beyond.SWAP_GRID.values())
+    true_gc = [rec["metrics"]["gate_ari_test"] for j, rec in records.items() if j.method == "oracle-laplace-gc"]
+    assert true_gc == [1.0, 1.0]
+    text = beyond.format_swaps(rows) + "\n" + beyond.swap_findings(rows)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    # the verdict follows the numbers: make the metric's gain the larger one, then the routing's
+    row = dict(rows[0]) | {"gated-laplace-iso": 1.0, "gated-laplace": 0.1, "oracle-laplace": 1.0, "oracle-laplace-gc": 0.09}
+    assert "the features carry more" in beyond.swap_findings([row])
+    row |= {"gated-laplace-iso": 0.2, "oracle-laplace-gc": 0.01}
+    assert "the routing carries more" in beyond.swap_findings([row])

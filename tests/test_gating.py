@@ -92,3 +92,35 @@ def test_bad_inputs():
         gating.MLPGatedRegressor(gelu, n_gates=2).fit(X, y)
     with pytest.raises(ValueError, match="shape"):
         gating.MLPGatedRegressor(mlp, n_gates=2).fit(X[:, :5], y)
+
+
+def test_swapped_pipelines_routing_and_features():
+    """Page 09's swaps: true routing with isotropic features is the per-cluster Laplace oracle;
+    true routing keeps the learned metrics of eq. 13 at the true clusters' mean profiles;
+    isotropic features drop the metric and keep the learned gates."""
+    from monosem.kernels import LaplaceKernelRegressor, PerClusterOracle
+
+    model = data.mixed_link_model(5)
+    mlp = specialized_relu_mlp(model)
+    X, y, c = model.pool(1200)
+    Xt, yt, ct = model.test_set(400)
+    kw = {"bandwidth": "median", "ridge": 1e-6, "random_state": 0}
+    oracle = PerClusterOracle(LaplaceKernelRegressor(**kw)).fit(X, y, groups=c)
+    both = gating.MLPGatedRegressor(mlp, n_gates=5, routing="true", features="isotropic").fit(X, y, clusters=c)
+    np.testing.assert_allclose(both.predict(Xt, gates=ct.numpy()), oracle.predict(Xt, groups=ct), rtol=1e-10, atol=1e-12)
+    assert torch.equal(both.gate_sqrt_, torch.eye(20, dtype=torch.float64).expand(5, -1, -1))
+    true_metric = gating.MLPGatedRegressor(mlp, n_gates=5, routing="true").fit(X, y, clusters=c)
+    P = gating.contribution_profiles(gating.contributions(mlp, X, true_metric.active_))
+    q = torch.stack([P[c == k].mean(dim=0) for k in range(5)])
+    torch.testing.assert_close(true_metric.gate_metrics_, gating.gate_metrics(q, mlp.W[true_metric.active_]))
+    assert np.array_equal(true_metric.train_gates_, c.numpy())
+    iso = gating.MLPGatedRegressor(mlp, n_gates=5, features="isotropic").fit(X, y)
+    paper = gating.MLPGatedRegressor(mlp, n_gates=5).fit(X, y)
+    assert np.array_equal(iso.train_gates_, paper.train_gates_)  # same gates, only the features differ
+    with pytest.raises(ValueError, match="clusters"):
+        gating.MLPGatedRegressor(mlp, n_gates=5, routing="true").fit(X, y)
+    with pytest.raises(ValueError, match="gates="):
+        true_metric.predict(Xt)
+    for name, bad in (("routing", "oracle"), ("features", "none")):
+        with pytest.raises(ValueError, match=name):
+            gating.MLPGatedRegressor(mlp, n_gates=5, **{name: bad}).fit(X, y)

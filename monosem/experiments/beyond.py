@@ -6,6 +6,14 @@ widens every cluster until they overlap and the cluster of a point is no longer 
 the Bayes risk then rises above the label-noise floor. The sweep ``overlap`` (declared in
 :mod:`.sweeps`) runs the Figure 2 / Figure 4 methods at one K and n for several gamma; this module
 turns its records into the page's table, verdict and figure.
+
+Question 4, **routing or features?** The MLP-gated predictor of Section 3.3 does two things with
+the trained network: it *routes* every point to a gate (K-means on the contribution profiles)
+and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep ``swaps``
+exchanges one at a time for what the oracle knows, with Laplace local models throughout: learned
+gates without the metric (``gated-laplace-iso``), true clusters with the learned metric
+(``oracle-laplace-gc``), beside the paper's pipeline (``gated-laplace``) and the Laplace oracle
+(true clusters, no metric). The gain of each swap, per K, says which half carries the result.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from .cache import Job, ResultCache
 from .methods import specialization_metrics
 from .sweeps import PAPER_GAMMA
 
-__all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap"]
+__all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap",
+           "swap_rows", "format_swaps", "swap_findings", "plot_swaps"]
 
 #: the methods of the overlap table, in column order, and their labels
 _COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "gated-rfm": "gated", "oracle-rfm": "oracle",
@@ -173,3 +182,94 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
     for a in axes:  # the grid's gammas as plain tick labels
         a.set_xticks(g, [f"{v:g}" for v in g])
         a.xaxis.set_minor_locator(NullLocator())
+
+
+# --------------------------------------------------------------------- routing or features?
+#: the 2 x 2 design of the swaps figure: (routing, local features) -> method (Laplace locals)
+SWAP_GRID = {("learned", "isotropic"): "gated-laplace-iso", ("learned", "learned"): "gated-laplace",
+             ("true", "isotropic"): "oracle-laplace", ("true", "learned"): "oracle-laplace-gc"}
+#: the references beside it: the paper's local RFM behind learned gates, the RFM oracle, the MLP
+_SWAP_REFS = {"gated-rfm": "gated RFM", "oracle-rfm": "RFM oracle", "mlp-relu": "ReLU MLP"}
+
+
+def swap_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per K (ascending): the test MSE of the four Laplace pipelines of
+    :data:`SWAP_GRID` and of the references, and the learned gates' ARI against the clusters."""
+    rows = []
+    for K in sorted({j.K for j in records}):
+        mine = {j.method: rec["metrics"] for j, rec in records.items() if j.K == K}
+        row: dict[str, Any] = {"K": K, "n": next(j.n for j in records if j.K == K)}
+        for method in (*SWAP_GRID.values(), *_SWAP_REFS):
+            row[method] = mine[method]["test_mse"] if method in mine else None
+        row["gate_ari"] = mine.get("gated-laplace", {}).get("gate_ari_test")
+        rows.append(row)
+    return rows
+
+
+def _ratio(a, b) -> float | None:
+    return a / b if a is not None and b is not None else None
+
+
+def format_swaps(rows: list[dict[str, Any]]) -> str:
+    """The 2 x 2 table per K (test MSE; rows: routing, columns: local features) and the
+    references, as text of at most 80 characters a line."""
+    lines = ["test MSE of local Laplace predictors: routing (rows) x local features (columns)"]
+    for r in rows:
+        lines += ["", f"K = {r['K']}, n = {r['n']}, learned gates' ARI {_fmt(r['gate_ari'], '.2f')}",
+                  f"{'routing':>16}{'isotropic (x)':>16}{'learned G_c':>16}"]
+        for routing, label in (("learned", "learned gates"), ("true", "true clusters")):
+            lines.append(f"{label:>16}{_fmt(r[SWAP_GRID[(routing, 'isotropic')]]):>16}{_fmt(r[SWAP_GRID[(routing, 'learned')]]):>16}")
+        lines.append("  references: " + ", ".join(f"{label} {_fmt(r[m])}" for m, label in _SWAP_REFS.items()))
+    return "\n".join(lines)
+
+
+def swap_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed per K: the factor by which each swap lowers the test MSE of the
+    paper's pipeline's neighbours. *Features* gain: isotropic / learned metric, under learned
+    gates (and under true clusters); *routing* gain: learned gates / true clusters, with the
+    learned metric (and without). The larger gain, under the paper's learned gates and metric, names
+    the half that carries the result at that K; the last line gives what is left to the RFM oracle."""
+    lines = []
+    for r in rows:
+        g = {key: r[m] for key, m in SWAP_GRID.items()}
+        feat = _ratio(g[("learned", "isotropic")], g[("learned", "learned")])
+        feat_true = _ratio(g[("true", "isotropic")], g[("true", "learned")])
+        route = _ratio(g[("learned", "learned")], g[("true", "learned")])
+        route_iso = _ratio(g[("learned", "isotropic")], g[("true", "isotropic")])
+        if feat is None or route is None:
+            lines.append(f"K = {r['K']}: not every pipeline computed yet")
+            continue
+        which = "the features carry more" if feat > route else "the routing carries more"
+        lines += [f"K = {r['K']}: the learned metric: MSE / {feat:.2f} (learned gates), "
+                  f"/ {_fmt(feat_true, '.2f')} (true clusters)",
+                  f"  true routing: MSE / {route:.2f} (with the metric), / {_fmt(route_iso, '.2f')} (without)",
+                  f"  -> {which}",
+                  f"  local RFM instead of Laplace behind the learned gates: MSE / "
+                  f"{_fmt(_ratio(g[('learned', 'learned')], r['gated-rfm']), '.2f')}",
+                  f"  paper's pipeline / Laplace oracle "
+                  f"{_fmt(_ratio(g[('learned', 'learned')], g[('true', 'isotropic')]), '.2f')}; "
+                  f"gated RFM / RFM oracle {_fmt(_ratio(r['gated-rfm'], r['oracle-rfm']), '.2f')}"]
+    aris = [r["gate_ari"] for r in rows if r["gate_ari"] is not None]
+    if aris:
+        lines.append(f"learned gates' ARI against the true clusters: {min(aris):.2f} at worst over K")
+    return "\n".join(lines) if lines else "no K has a result yet"
+
+
+def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
+    """Test MSE against K of the four Laplace pipelines (solid: learned gates, dashed: true
+    clusters; circles: isotropic, squares: learned metric) and the RFM references (grey)."""
+    Ks = [r["K"] for r in rows]
+    styles = {"learned": "-", "true": "--"}
+    markers = {"isotropic": "o", "learned": "s"}
+    names = {"learned": "learned gates", "true": "true clusters"}
+    for (routing, feats), method in SWAP_GRID.items():
+        ys = [r[method] if r[method] is not None else np.nan for r in rows]
+        ax.plot(Ks, ys, styles[routing], marker=markers[feats],
+                label=f"{names[routing]}, {'learned $G_c$' if feats == 'learned' else 'isotropic'}")
+    for method, style in (("gated-rfm", ":"), ("oracle-rfm", "-.")):
+        ax.plot(Ks, [r[method] if r[method] is not None else np.nan for r in rows], style, color="0.5",
+                label=_SWAP_REFS[method])
+    ax.set(xscale="log", yscale="log", xlabel="K (clusters)", ylabel="test MSE")
+    ax.set_xticks(Ks, [str(k) for k in Ks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.legend(fontsize=7)

@@ -196,13 +196,24 @@ def _overlap_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
 
 
+def _beyond_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 09: the overlap sweep, and the swaps sweep's two new pipelines (per-gate Laplace
+    fits) plus whatever of it page 05 has not computed (its source networks and kernels)."""
+    w, g, s = P.swaps, P.gates, P.sample_efficiency
+    new = [(K, n) for K in w.Ks for n in w.ns if K not in g.Ks or n not in g.ns]
+    swapped = sum(kernel_fit_seconds("laplace", n, device, K) for K in w.Ks for n in w.ns) * 2 * w.runs
+    rest = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, len(new) * w.runs) if new else 0.0
+    rest += sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K, n in new for _ in (0, 1)) * w.runs
+    return _overlap_seconds(P, device) | {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
+
+
 #: the pages whose work the model counts, and how
 PAGES = {
     "01_feature_learning": _feature_learning_seconds,
     "03_specialization": _figure1_seconds,
     "04_sample_efficiency": _sample_efficiency_seconds,
     "05_learned_gates": _gates_seconds,
-    "09_beyond": _overlap_seconds,
+    "09_beyond": _beyond_seconds,
 }
 
 

@@ -277,6 +277,12 @@ def stop_reason(curve: torch.Tensor, stop_step: int, config: TrainConfig) -> str
 
 
 # ------------------------------------------------------------------------- MLP-gated kernels
+#: page 09's swapped pipelines, (routing, features) of :class:`~monosem.gating.MLPGatedRegressor`
+#: with Laplace local models: learned gates without the learned metric, and true-cluster routing
+#: with it (the paper's ``gated-laplace`` is (learned, learned); ``oracle-laplace`` is (true, isotropic))
+SWAPS = {"gated-laplace-iso": ("learned", "isotropic"), "oracle-laplace-gc": ("true", "learned")}
+
+
 def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     p = job.param_dict
     src = Job.make("mlp-relu", job.K, job.n, job.run, job.profile, **dict(p["source"]))
@@ -292,11 +298,14 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
         cache.save(src, metrics, time.perf_counter() - t0, device=str(get_device()))
         mlp = load_mlp(src, cache)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
-    local = "laplace" if job.method == "gated-laplace" else "rfm"
+    local = "rfm" if job.method == "gated-rfm" else "laplace"
+    # page 09's swaps: the same pipeline with true-cluster routing or without the learned metric
+    routing, features = SWAPS.get(job.method, ("learned", "learned"))
     est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=p["n_init"], max_iter=p["max_iter"],
                             local_params=_kernel_kwargs(p, job.run) | ({"agop_samples": p["agop_samples"]} if local == "rfm" else {}),
-                            random_state=job.run).fit(X, y)
-    gates = est.assign(Xte)  # route the test points once
+                            random_state=job.run, routing=routing, features=features).fit(X, y, clusters=c)
+    # route the test points once (by their true clusters under true routing)
+    gates = est.assign(Xte) if routing == "learned" else cte.numpy()
     out = {
         "gate_ari_train": est.gate_purity(X, c, gates=est.train_gates_),
         "gate_ari_test": est.gate_purity(Xte, cte, gates=gates),
@@ -316,6 +325,8 @@ _COMPUTE = {
     "oracle-rfm": compute_oracle,
     "gated-laplace": compute_gated,
     "gated-rfm": compute_gated,
+    "gated-laplace-iso": compute_gated,
+    "oracle-laplace-gc": compute_gated,
 }
 
 

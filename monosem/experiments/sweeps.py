@@ -49,6 +49,11 @@ FIGURES: dict[str, Figure] = {
     # beyond the paper (page 09): the same methods as the separation gamma of the clusters falls
     "overlap": Figure("overlap", "Overlapping clusters: the separation gamma swept below the paper's 4 (beyond the paper)",
                       ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "gated-rfm", "bayes"), "overlap"),
+    # beyond the paper (page 09): the Section 3.3 pipeline with its routing (learned gates / true
+    # clusters) and its local features (learned metric G_c / none) swapped; Laplace local models
+    "swaps": Figure("swaps", "Routing or features? The Section 3.3 pipeline with its gates or its metric swapped (beyond the paper)",
+                    ("mlp-relu", "gated-laplace-iso", "gated-laplace", "oracle-laplace", "oracle-laplace-gc", "gated-rfm",
+                     "oracle-rfm"), "swaps"),
 }
 
 #: the paper's separation knob of the mixed-link model (eq. 3); a cell's key names gamma only
@@ -102,7 +107,7 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
         return common | kernel | {"bandwidth": "median"}
     if method == "oracle-rfm":
         return common | kernel | {"bandwidth": "median", "agop_samples": se.agop_samples}
-    if method in ("gated-laplace", "gated-rfm"):
+    if method in ("gated-laplace", "gated-rfm", "gated-laplace-iso", "oracle-laplace-gc"):
         extra = {"agop_samples": se.agop_samples} if method == "gated-rfm" else {}
         return common | kernel | extra | {"bandwidth": "median", "n_init": 8, "max_iter": 30,
                                           "source": method_params("mlp-relu", P, sizes=se)}
