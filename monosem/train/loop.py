@@ -27,6 +27,12 @@ Periodic checkpoints are written atomically and read back with
 ``torch.load(..., weights_only=True)``; a run interrupted at any point and started again with the
 same arguments resumes from its last checkpoint and ends with bit-identical weights (the batch
 order is a pure function of the seed and the step, so nothing else needs to be saved).
+
+The same loop trains a stack of top-1 mixtures of experts (:class:`monosem.models.MoEStack`, or
+one :class:`~monosem.models.MoE`): the gradient comes from autograd (the hand-derived step is
+MLP-only) and the objective is the mini-batch MSE plus ``aux_weight`` times the Switch
+Transformer's load-balancing loss; everything that is reported and that decides (the
+evaluations, the stopping rules, the kept checkpoint) is the plain MSE.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from ..atomic import atomic_torch_save, quarantine
 from ..data import LABEL_NOISE_VARIANCE
 from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
-from ..models import ACTIVATIONS, GATED, MLP, MLPStack
+from ..models import ACTIVATIONS, GATED, MLP, MLPStack, MoE, MoEStack
 from .adam import AdamState, StackAdam
 from .step import autograd_loss_and_grads, loss_and_grads
 
@@ -82,7 +88,6 @@ A2_TARGET_MSE = LABEL_NOISE_VARIANCE
 #: Appendix A.2: the plateau rule's relative training-MSE improvement.
 A2_MIN_REL_IMPROVEMENT = 5e-4
 
-_PARAMS = ("W", "b", "a", "a0")
 #: how a step's gradient is computed (see ``train(gradients=...)``)
 _GRADIENTS = {"manual": loss_and_grads, "autograd": autograd_loss_and_grads}
 _EVAL_CHUNK = 8192
@@ -272,7 +277,7 @@ class TrainData:
 class TrainResult:
     """What :func:`train` returns. ``stack`` holds the *selected* checkpoint of every model."""
 
-    stack: MLPStack
+    stack: MLPStack | MoEStack
     config: TrainConfig
     lrs: tuple[float, ...]
     best_step: torch.Tensor
@@ -284,7 +289,7 @@ class TrainResult:
     resumed_from: int = 0
     extra: dict = field(default_factory=dict)
 
-    def models(self) -> list[MLP]:
+    def models(self) -> list[MLP] | list[MoE]:
         return self.stack.unstack()
 
     @property
@@ -333,20 +338,23 @@ class RunState:
 
 
 @torch.no_grad()
-def mse(model: MLP | MLPStack, x: torch.Tensor, y: torch.Tensor, n_used: Sequence[int] | None = None) -> torch.Tensor:
-    """Mean squared error of every model of a stack, ``(M,)`` in float64 (a scalar for an MLP).
+def mse(model: MLP | MLPStack | MoE | MoEStack, x: torch.Tensor, y: torch.Tensor, n_used: Sequence[int] | None = None) -> torch.Tensor:
+    """Mean squared error of every model of a stack, ``(M,)`` in float64 (a scalar for an MLP or
+    an MoE); for a mixture of experts the plain MSE, without the load-balancing term.
 
     ``x`` is ``(n, d)`` or ``(M, n, d)``; with ``n_used`` model ``i`` is scored on its first
     ``n_used[i]`` rows only. Evaluated in chunks so that large sets fit in memory.
     """
-    if isinstance(model, MLP):
+    if isinstance(model, (MLP, MoE)):
         return ((model(x) - y).double() ** 2).mean()
     M = model.n_models
     n = x.shape[-2]
     sizes = torch.tensor(list(n_used) if n_used is not None else [n] * M, device=x.device)
     total = torch.zeros(M, dtype=torch.float64, device=x.device)
-    # keep the (M, chunk, H) hidden activations near 2**27 numbers, whatever the stack size
-    chunk = max(256, min(_EVAL_CHUNK, 2**27 // (M * model.W.shape[1])))
+    # keep the (M, chunk, H) hidden activations near 2**27 numbers, whatever the stack size (a
+    # mixture evaluates the first layer of all its experts: E*H per example)
+    hidden = model.W.shape[1] if isinstance(model, MLPStack) else model.n_experts * model.W.shape[2]
+    chunk = max(256, min(_EVAL_CHUNK, 2**27 // (M * hidden)))
     for s in range(0, n, chunk):
         xe, ye = x[..., s : s + chunk, :], y[..., s : s + chunk]
         err = (model(xe) - ye).double() ** 2
@@ -405,7 +413,20 @@ def _take(x: torch.Tensor, idx: torch.Tensor, per_model: bool) -> torch.Tensor:
     return x[idx]
 
 
-def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int], order_seeds: Sequence[int], stack: MLPStack, sizes: Sequence[int]) -> dict:
+def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int], order_seeds: Sequence[int], stack: MLPStack | MoEStack,
+                 sizes: Sequence[int]) -> dict:
+    if isinstance(stack, MoEStack):
+        # a separate "arch" entry, so that no mixture's checkpoint can match an MLP run's (the MLP
+        # entry below is left exactly as it was, so that existing checkpoints still resume)
+        arch = ["moe", stack.d, stack.width, stack.activation, stack.n_experts, float(stack.aux_weight), float(stack.router_scale), float(stack.hidden_scale)]
+        return {
+            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+            "lrs": [float(v) for v in lrs],
+            "seeds": [int(s) for s in seeds],
+            "order_seeds": [int(s) for s in order_seeds],
+            "arch": arch,
+            "sizes": [int(n) for n in sizes],
+        }
     return {
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
         "lrs": [float(v) for v in lrs],
@@ -420,8 +441,21 @@ def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int]
     }
 
 
+def _moe_loss_and_grads(stack: MoEStack, xb: torch.Tensor, yb: torch.Tensor):
+    """Per-model mini-batch MSEs ``(M,)`` and, through autograd, the gradients of the sum over
+    models of the training objective ``MSE + aux_weight * aux`` (Switch Transformer) with
+    respect to ``stack.param_names``. Each model's parameters enter only its own term, so the
+    sum's gradient is every model's own."""
+    params = [getattr(stack, name) for name in stack.param_names]
+    out, aux = stack.forward_and_aux(xb)
+    loss = ((out - yb) ** 2).mean(dim=1)
+    objective = loss + stack.aux_weight * aux if stack.aux_weight != 0 else loss
+    grads = torch.autograd.grad(objective.sum(), params)
+    return (loss.detach(), *grads)
+
+
 def train(
-    model: MLP | MLPStack,
+    model: MLP | MLPStack | MoE | MoEStack,
     data: TrainData,
     config: TrainConfig,
     *,
@@ -432,9 +466,10 @@ def train(
     progress: bool = True,
     desc: str | None = None,
     callback: Callable[[int], None] | None = None,
-    gradients: str = "manual",
+    gradients: str | None = None,
 ) -> TrainResult:
-    """Train ``model`` (an :class:`MLP` or a stack of ``M`` of them) as in Appendix A.1 or A.2.
+    """Train ``model`` (an :class:`MLP` or a stack of ``M`` of them; or a mixture of experts,
+    :class:`MoE` / :class:`MoEStack`) as in Appendix A.1 or A.2.
 
     Parameters
     ----------
@@ -458,16 +493,30 @@ def train(
     callback:
         Called with the step count after every update (used by the tests to interrupt a run).
     gradients:
-        ``"manual"`` (default): the hand-derived loss gradient of :mod:`monosem.train.step`;
-        ``"autograd"``: the same gradient through ``torch.autograd`` (the reference; slower).
-        Both give the same updates to rounding.
+        ``"manual"`` (the default for MLPs): the hand-derived loss gradient of
+        :mod:`monosem.train.step`; ``"autograd"``: the same gradient through ``torch.autograd``
+        (the reference; slower). Both give the same updates to rounding. A mixture of experts
+        always trains through autograd (its default; ``"manual"`` is refused with a
+        ValueError, since the hand-derived step covers MLPs only), on the objective MSE +
+        ``aux_weight`` * load-balancing loss.
     """
-    if gradients not in _GRADIENTS:
+    if gradients is not None and gradients not in _GRADIENTS:
         check_choice(gradients, "gradients", sorted(_GRADIENTS))
-    gradient = _GRADIENTS[gradients]
-    stack = MLPStack.from_models([model]) if isinstance(model, MLP) else model
-    if not isinstance(stack, MLPStack):
-        raise ValueError(f"model must be an MLP or an MLPStack, got {type(model).__name__}")
+    single = isinstance(model, (MLP, MoE))
+    if isinstance(model, MLP):
+        stack = MLPStack.from_models([model])
+    elif isinstance(model, MoE):
+        stack = MoEStack.from_models([model])
+    else:
+        stack = model
+    if not isinstance(stack, (MLPStack, MoEStack)):
+        raise ValueError(f"model must be an MLP, an MLPStack, an MoE or an MoEStack, got {type(model).__name__}")
+    if isinstance(stack, MoEStack):
+        if gradients == "manual":
+            raise ValueError("gradients='manual' is the hand-derived MLP step; a mixture of experts trains with gradients='autograd' (its default)")
+        gradient = _moe_loss_and_grads
+    else:
+        gradient = _GRADIENTS[gradients or "manual"]
     if not isinstance(config, TrainConfig):
         raise ValueError("config must be a TrainConfig (see a1_config / a2_config)")
     M, dev = stack.n_models, stack.W.device
@@ -489,11 +538,13 @@ def train(
     x_va = data.x_val.to(dev, stack.W.dtype) if data.x_val is not None else None
     y_va = data.y_val.to(dev, stack.W.dtype) if data.y_val is not None else None
 
-    params = [getattr(stack, name) for name in _PARAMS]
+    params = [getattr(stack, name) for name in stack.param_names]
     lr0 = torch.tensor(lrs, dtype=stack.W.dtype, device=dev)
     opt = StackAdam(config.betas, config.eps)
     # per-tensor rate factors (W, b, a, a0): the readout's under the muP reading, else none
-    scales = None if stack.readout_lr_scale == 1.0 else [1.0, 1.0, float(stack.readout_lr_scale), 1.0]
+    # (a mixture has no muP reading: one rate for all its tensors)
+    readout_lr_scale = getattr(stack, "readout_lr_scale", 1.0)
+    scales = None if readout_lr_scale == 1.0 else [1.0, 1.0, float(readout_lr_scale), 1.0]
     opt_state, run = opt.init(params), RunState.start(params, config.max_steps)
     fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
     path = Path(checkpoint) if checkpoint is not None else None
@@ -516,7 +567,7 @@ def train(
     t0 = time.perf_counter()
     # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
     bar_kwargs = {} if progress else {"disable": True}
-    bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or f"{stack.activation} x{M}", leave=False, **bar_kwargs)
+    bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or (f"moe{stack.n_experts} " if isinstance(stack, MoEStack) else "") + f"{stack.activation} x{M}", leave=False, **bar_kwargs)
     while not run.finished:
         # one update of every model: its mini-batch, the gradient, Adam at the cosine rate
         # (a frozen model gets rate 0)
@@ -543,8 +594,8 @@ def train(
     with torch.no_grad():
         for p, best in zip(params, run.best_params):
             p.copy_(best)
-        if isinstance(model, MLP):
-            for name in _PARAMS:
+        if single:
+            for name in stack.param_names:
                 getattr(model, name).copy_(getattr(stack, name)[0])
     hist = {
         "step": torch.tensor(run.hist_step, dtype=torch.long),
