@@ -21,6 +21,7 @@ Clusters are numbered from 0 in code (the paper numbers them from 1).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -47,6 +48,7 @@ __all__ = [
     "symmetric_mixture",
     "noiseless_routing_mixture",
     "farthest_point_directions",
+    "zipf_weights",
     "TRAIN_SEED_BASE",
     "TEST_SEED_BASE",
     "LINK_SEED_BASE",
@@ -138,6 +140,11 @@ class ClusteredSingleIndexModel:
     balanced:
         Default for :meth:`sample`: ``True`` gives cluster counts that differ by at most one in
         every prefix of a sample (Appendix A.2); ``False`` draws c i.i.d. uniform.
+    weights:
+        ``(K,)`` cluster probabilities pi_c (``None``: uniform, every model of the paper). With
+        weights the clusters are drawn i.i.d. from pi (``balanced`` must be ``False``) and the
+        Bayes predictor's posterior uses pi as its prior. Beyond the paper: page 09's rare
+        regimes (:func:`zipf_weights`).
     info:
         Model-specific facts (e.g. ``rho_K``, ``sigma_K`` of the mixed-link model).
     """
@@ -149,6 +156,7 @@ class ClusteredSingleIndexModel:
     links: tuple[Link, ...]
     noise_std: float
     balanced: bool = False
+    weights: torch.Tensor | None = None
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -164,6 +172,13 @@ class ClusteredSingleIndexModel:
             raise ValueError("predictive directions must be unit vectors")
         if not self.noise_std >= 0:
             raise ValueError(f"noise_std={self.noise_std!r} must be >= 0")
+        if self.weights is not None:
+            w = self.weights
+            if (not isinstance(w, torch.Tensor) or w.shape != (K,) or not bool(torch.isfinite(w).all())
+                    or bool((w <= 0).any()) or abs(float(w.double().sum()) - 1.0) > 1e-9):
+                raise ValueError(f"weights must be a tensor of {K} positive cluster probabilities summing to 1")
+            if self.balanced:
+                raise ValueError("balanced=True draws every cluster equally often: it cannot be combined with weights")
 
     # ----------------------------------------------------------------------------- basic facts
     @property
@@ -213,6 +228,8 @@ class ClusteredSingleIndexModel:
         dev = get_device(device)
         dt = resolve_dtype(dtype)
         balanced = self.balanced if balanced is None else bool(balanced)
+        if balanced and self.weights is not None:
+            raise ValueError("balanced=True draws every cluster equally often: this model has cluster weights")
         gen = torch_generator(seed)
         K, d = self.K, self.d
         rows = K * math.ceil(_CHUNK / K)  # a multiple of K, so balanced blocks never straddle chunks
@@ -222,6 +239,8 @@ class ClusteredSingleIndexModel:
                 # each consecutive block of K rows is a random permutation of the K clusters, so
                 # every prefix has counts that differ by at most one
                 labels.append(torch.rand(rows // K, K, generator=gen, dtype=torch.float64).argsort(dim=1).reshape(-1))
+            elif self.weights is not None:
+                labels.append(torch.multinomial(self.weights.double(), rows, replacement=True, generator=gen))
             else:
                 labels.append(torch.randint(K, (rows,), generator=gen))
             z.append(torch.randn(rows, d, generator=gen, dtype=torch.float64))
@@ -233,6 +252,12 @@ class ClusteredSingleIndexModel:
         x = means[c] + z64 * cov.sqrt()
         y = self._f_star64(x, c) + self.noise_std * e64
         return x.to(dt), y.to(dt), c
+
+    def with_weights(self, weights: torch.Tensor | None) -> "ClusteredSingleIndexModel":
+        """The same clusters, directions and links under other cluster probabilities (``None``:
+        uniform and balanced, as the paper's models)."""
+        return dataclasses.replace(self, weights=weights, balanced=weights is None,
+                                   info=self.info | {"weights": None if weights is None else weights.tolist()})
 
     def pool(self, n: int, run: int = 0, **kwargs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Training pool of run ``r`` (seed 12345 + r, Appendix A.2); nested in ``n``."""
@@ -290,7 +315,8 @@ class ClusteredSingleIndexModel:
 
     # ------------------------------------------------------------------------------ Bayes rule
     def log_posterior(self, x: torch.Tensor) -> torch.Tensor:
-        """``(n, K)`` log posterior cluster probabilities log P(c | x) under a uniform prior.
+        """``(n, K)`` log posterior cluster probabilities log P(c | x) under the model's prior
+        (uniform, or ``weights``).
 
         Computed in float64 in log space (a log-sum-exp normalization), so it is stable for
         well-separated clusters. Noiseless coordinates (zero variance) are handled as the limit of
@@ -309,6 +335,8 @@ class ClusteredSingleIndexModel:
             d0 = torch.cdist(x[:, ~noisy], mu[:, ~noisy]) ** 2
             best = d0.min(dim=1, keepdim=True).values
             logits = logits.masked_fill(d0 > best + 1e-9 * (1.0 + best), float("-inf"))
+        if self.weights is not None:
+            logits = logits + self.weights.to(dev, torch.float64).log()
         return logits - torch.logsumexp(logits, dim=1, keepdim=True)
 
     def posterior(self, x: torch.Tensor) -> torch.Tensor:
@@ -403,6 +431,16 @@ def figure1_model() -> ClusteredSingleIndexModel:
     )
 
 
+def zipf_weights(K: int, exponent: float) -> torch.Tensor:
+    """Cluster probabilities from a Zipf law, pi_c proportional to (c + 1)^-exponent, c = 0..K-1
+    (float64; exponent 0 is uniform). Beyond the paper: page 09's rare regimes."""
+    K = check_int(K, "K")
+    if not (isinstance(exponent, (int, float)) and math.isfinite(exponent) and exponent >= 0):
+        raise ValueError(f"exponent={exponent!r} must be a finite number >= 0")
+    w = torch.arange(1, K + 1, dtype=torch.float64) ** -float(exponent)
+    return w / w.sum()
+
+
 def mixed_link_model(
     K: int,
     run: int = 0,
@@ -411,6 +449,7 @@ def mixed_link_model(
     gamma: float = 4.0,
     noise_std: float = MIXED_LINK_NOISE_STD,
     geometry_seed: int | None = None,
+    zipf: float = 0.0,
 ) -> ClusteredSingleIndexModel:
     """The mixed-link clustered model of Sections 3.2-3.3 / Appendices A.2-A.3.
 
@@ -426,6 +465,10 @@ def mixed_link_model(
     seed; ours is ``2026 + K`` unless ``geometry_seed`` is given -- and run r draws the links with
     seed 1000 + r. Use :meth:`~ClusteredSingleIndexModel.pool` (seed 12345 + r) and
     :meth:`~ClusteredSingleIndexModel.test_set` (seed 54321 + r) for the paper's data sets.
+
+    ``zipf`` (beyond the paper, page 09): cluster probabilities :func:`zipf_weights` with this
+    exponent (0, the default, is the paper's uniform and balanced mixture); the geometry and
+    links do not depend on it.
     """
     K = check_int(K, "K")
     run = check_int(run, "run", 0)
@@ -447,6 +490,7 @@ def mixed_link_model(
         rho = 0.0
         means = torch.zeros(1, 20, dtype=torch.float64)
     sigma = R * (1.0 - rho) / (2.0 * gamma)
+    weights = zipf_weights(K, zipf) if zipf != 0 else None
     link_idx = torch.randint(len(MIXED_LINKS), (K,), generator=torch_generator(LINK_SEED_BASE + run))
     links = tuple(Link(MIXED_LINKS[int(i)]) for i in link_idx)
     return ClusteredSingleIndexModel(
@@ -456,8 +500,10 @@ def mixed_link_model(
         cov_diag=torch.cat([torch.full((10,), sigma**2, dtype=torch.float64), torch.ones(10, dtype=torch.float64)]),
         links=links,
         noise_std=float(noise_std),
-        balanced=True,
+        balanced=weights is None,
+        weights=weights,
         info={
+            "zipf": float(zipf),
             "run": run,
             "R": R,
             "gamma": gamma,

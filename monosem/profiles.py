@@ -44,6 +44,7 @@ __all__ = [
     "SampleEfficiencySizes",
     "GatesSizes",
     "OverlapSizes",
+    "ZipfSizes",
     "Theorem1Sizes",
     "Theorem2Sizes",
     "get_profile",
@@ -168,6 +169,20 @@ class OverlapSizes:
 
 
 @dataclass(frozen=True)
+class ZipfSizes:
+    """Beyond the paper, question 2 (page 09): the mixed-link model with cluster probabilities
+    pi_c proportional to (c + 1)^-s for each exponent s, at one K and n; the per-cluster test MSE
+    is measured on a cluster-balanced test set. Networks and kernels follow the profile's
+    ``sample_efficiency`` protocol."""
+
+    Ks: tuple[int, ...]
+    ns: tuple[int, ...]
+    exponents: tuple[float, ...]
+    n_test: int
+    runs: int = 1
+
+
+@dataclass(frozen=True)
 class Theorem1Sizes:
     """Section 4.1 / Appendix B.1: neurons, cluster counts, separations, flow lengths."""
 
@@ -221,6 +236,8 @@ class Profile:
     regime: SampleEfficiencySizes | None = None
     #: page 09's overlap sweep (beyond the paper)
     overlap: OverlapSizes | None = None
+    #: page 09's rare regimes (beyond the paper)
+    zipf: ZipfSizes | None = None
     #: page 09's "routing or features?" swaps of the Section 3.3 pipeline (beyond the paper)
     swaps: GatesSizes | None = None
 
@@ -250,6 +267,7 @@ _PROFILES: dict[str, Profile] = {
         ),
         overlap=OverlapSizes(Ks=(10,), ns=(1_000,), gammas=(4.0, 0.5), n_test=512),
         swaps=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
+        zipf=ZipfSizes(Ks=(10,), ns=(1_000,), exponents=(0.0, 2.0), n_test=500),
     ),
     "cpu": Profile(
         name="cpu",
@@ -277,6 +295,7 @@ _PROFILES: dict[str, Profile] = {
         overlap=OverlapSizes(Ks=(10,), ns=(5_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=2_048),
         # Figure 4's largest cpu size: its gated cells and source networks are shared
         swaps=GatesSizes(Ks=(2, 10, 50), ns=(10_000,), n_test=2_048, runs=1),
+        zipf=ZipfSizes(Ks=(10,), ns=(5_000,), exponents=(0.0, 1.0, 2.0), n_test=2_000),
     ),
     "paper": Profile(
         name="paper",
@@ -305,6 +324,7 @@ _PROFILES: dict[str, Profile] = {
         # beyond the paper: at its smallest Figure 2 size but one, with its networks and protocol
         overlap=OverlapSizes(Ks=(10,), ns=(50_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
         swaps=GatesSizes(Ks=(2, 10, 50), ns=(50_000,), n_test=4_096, runs=1),
+        zipf=ZipfSizes(Ks=(10,), ns=(50_000,), exponents=(0.0, 1.0, 2.0), n_test=4_000),
         reduced_scale=False,
     ),
 }
@@ -333,6 +353,7 @@ _PROFILES["long"] = Profile(
     theorem2=_CPU.theorem2,
     overlap=_CPU.overlap,
     swaps=_CPU.swaps,
+    zipf=_CPU.zipf,
     regime=SampleEfficiencySizes(
         Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
@@ -357,6 +378,7 @@ _PROFILES["gpu"] = Profile(
     theorem2=_CPU.theorem2,
     overlap=OverlapSizes(Ks=(10,), ns=(20_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
     swaps=GatesSizes(Ks=(2, 10, 50), ns=(20_000,), n_test=4_096, runs=1),
+    zipf=ZipfSizes(Ks=(10,), ns=(20_000,), exponents=(0.0, 1.0, 2.0), n_test=4_000),
 )
 
 

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+import torch
 
 from monosem.data import mixed_link_model
 from monosem.experiments import beyond
@@ -66,3 +67,28 @@ def test_swaps_at_smoke_table_and_verdict(tmp_path, monkeypatch):
     assert "the features carry more" in beyond.swap_findings([row])
     row |= {"gated-laplace-iso": 0.2, "oracle-laplace-gc": 0.01}
     assert "the routing carries more" in beyond.swap_findings([row])
+
+
+def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
+    """The rare-regime cells name their exponent (0 too), train on the Zipf law, test on a
+    cluster-balanced set, and record the per-cluster test MSE and specialized neurons."""
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    jobs = sweep("zipf", "smoke")
+    assert {j.param_dict["zipf"] for j in jobs} == {0.0, 2.0}
+    assert not {j.key() for j in jobs} & {j.key() for j in sweep("fig2", "smoke")}
+    rare = next(j for j in jobs if j.param_dict["zipf"] == 2.0 and j.method == "rfm")
+    _, (_, _, c), (_, _, cte) = dataset(rare)
+    assert torch.bincount(cte, minlength=10).tolist() == [50] * 10  # balanced test set
+    assert int(torch.bincount(c, minlength=10)[0]) > 5 * int(torch.bincount(c, minlength=10)[9])
+    records = run_figure("zipf", "smoke", cache=ResultCache(tmp_path), n_jobs=1, progress=False)
+    for job, rec in records.items():
+        by = rec["metrics"]["test_mse_by_cluster"]
+        assert len(by) == 10 and sum(by) / 10 == pytest.approx(rec["metrics"]["test_mse"], rel=1e-9)
+        if job.method.startswith("mlp-"):
+            assert len(rec["metrics"]["specialized_by_cluster"]) == 10
+    rows = beyond.zipf_rows(records)
+    assert [r["s"] for r in rows] == [0.0, 2.0] and rows[1]["pi"][0] > rows[1]["pi"][9]
+    # the population risk weighs the frequent clusters: at s = 0 it is the balanced mean
+    assert rows[0]["rfm_risk"] == pytest.approx(rows[0]["rfm_mean"], rel=1e-9)
+    text = beyond.format_zipf(rows) + "\n" + beyond.zipf_findings(rows)
+    assert "rarest clusters" in text and max(len(line) for line in text.splitlines()) <= 80

@@ -248,3 +248,33 @@ def test_population_agop_matches_closed_forms():
     assert torch.allclose(M, truth, atol=5 * se)
     with pytest.raises(ValueError, match="n"):
         r.population_agop(n=0)
+
+
+def test_zipf_weights_sampling_and_bayes_prior():
+    """Page 09's rare regimes: a Zipf law over the clusters changes only the cluster
+    probabilities (geometry, links and the s = 0 samples are the paper's), the samples follow it,
+    and the Bayes predictor uses it as its prior."""
+    w = data.zipf_weights(10, 2.0)
+    assert w.shape == (10,) and float(w.sum()) == pytest.approx(1.0) and bool((w[:-1] > w[1:]).all())
+    torch.testing.assert_close(data.zipf_weights(4, 0.0), torch.full((4,), 0.25, dtype=torch.float64))
+    paper, rare = data.mixed_link_model(10), data.mixed_link_model(10, zipf=2.0)
+    assert torch.equal(paper.means, rare.means) and paper.links == rare.links and paper.weights is None
+    x0, y0, c0 = data.mixed_link_model(10, zipf=0.0).pool(500)
+    x1, y1, c1 = paper.pool(500)
+    assert torch.equal(x0, x1) and torch.equal(c0, c1)
+    _, _, c = rare.pool(40_000)
+    freq = torch.bincount(c, minlength=10).double() / 40_000
+    assert float((freq - w).abs().max()) < 0.01
+    # the Bayes predictor with the right prior beats the one that assumes uniform clusters, once
+    # the clusters overlap (gamma = 0.5)
+    prior = data.mixed_link_model(10, gamma=0.5, zipf=2.0)
+    flat = prior.with_weights(None)
+    x, y, _ = prior.sample(20_000, seed=3)
+    assert float(((prior.bayes(x) - y) ** 2).mean()) < 0.95 * float(((flat.bayes(x) - y) ** 2).mean())
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="exponent"):
+            data.zipf_weights(10, bad)
+    with pytest.raises(ValueError, match="weights"):
+        paper.with_weights(torch.ones(3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="balanced"):
+        rare.sample(10, seed=0, balanced=True)

@@ -7,6 +7,12 @@ the Bayes risk then rises above the label-noise floor. The sweep ``overlap`` (de
 :mod:`.sweeps`) runs the Figure 2 / Figure 4 methods at one K and n for several gamma; this module
 turns its records into the page's table, verdict and figure.
 
+Question 2, **rare regimes.** The paper's clusters are equally likely. The sweep ``zipf`` draws
+them from a Zipf law, pi_c proportional to (c + 1)^-s, and records every method's test MSE per
+cluster on a cluster-balanced test set, and how many specialized neurons (A_j >= 0.71) serve each
+cluster. A rare cluster is judged against itself at s = 0 (same geometry and link, more data),
+so that the clusters' different difficulty (the He2 link is the hard one) cancels.
+
 Question 4, **routing or features?** The MLP-gated predictor of Section 3.3 does two things with
 the trained network: it *routes* every point to a gate (K-means on the contribution profiles)
 and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep ``swaps``
@@ -32,7 +38,8 @@ from .methods import specialization_metrics
 from .sweeps import PAPER_GAMMA
 
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap",
-           "swap_rows", "format_swaps", "swap_findings", "plot_swaps"]
+           "swap_rows", "format_swaps", "swap_findings", "plot_swaps",
+           "zipf_rows", "format_zipf", "zipf_findings", "plot_zipf"]
 
 #: the methods of the overlap table, in column order, and their labels
 _COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "gated-rfm": "gated", "oracle-rfm": "oracle",
@@ -273,3 +280,125 @@ def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
     ax.set_xticks(Ks, [str(k) for k in Ks])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.legend(fontsize=7)
+
+
+# ------------------------------------------------------------------------------ rare regimes
+#: the methods of the rare-regime table, and their labels
+_ZIPF_COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "oracle-rfm": "oracle"}
+#: how many of the rarest (and of the most frequent) clusters the verdict averages over
+RARE_CLUSTERS = 3
+
+
+def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per Zipf exponent s (ascending): the cluster probabilities pi_c, the training
+    pool's cluster counts, every method's per-cluster test MSE, its cluster-balanced mean and its
+    population risk under the law (sum_c pi_c MSE_c), and the networks' specialized neurons per
+    cluster."""
+    rows = []
+    for s in sorted({float(j.param_dict["zipf"]) for j in records}):
+        mine = {j.method: (j, rec["metrics"]) for j, rec in records.items() if float(j.param_dict["zipf"]) == s}
+        job = next(iter(mine.values()))[0]
+        model = mixed_link_model(job.K, run=job.run, zipf=s)
+        pi = (model.weights if model.weights is not None else torch.full((job.K,), 1.0 / job.K, dtype=torch.float64))
+        counts = torch.bincount(model.pool(job.n, run=job.run)[2], minlength=job.K)
+        row: dict[str, Any] = {"s": s, "K": job.K, "n": job.n, "pi": pi.tolist(), "n_train": counts.tolist(),
+                               "links": list(model.link_names)}
+        for method in (*_ZIPF_COLUMNS, "bayes"):
+            m = mine.get(method, (None, {}))[1]
+            by = m.get("test_mse_by_cluster")
+            row[method] = by
+            row[f"{method}_mean"] = m.get("test_mse")
+            row[f"{method}_risk"] = float(np.dot(pi.numpy(), by)) if by is not None else None
+        for act in ("relu", "reglu"):
+            row[f"{act}_neurons"] = mine.get(f"mlp-{act}", (None, {}))[1].get("specialized_by_cluster")
+        rows.append(row)
+    return rows
+
+
+def format_zipf(rows: list[dict[str, Any]]) -> str:
+    """Per exponent: one line per cluster (most frequent first) with pi_c, the training count, the
+    link, every method's test MSE on it and the specialized neurons serving it; then the
+    cluster-balanced mean and the population risk under the law (lines of at most 80 characters)."""
+    lines = []
+    for r in rows:
+        lines += [f"s = {r['s']:g} (K = {r['K']}, n = {r['n']}): test MSE per cluster, cluster-balanced test set",
+                  f"{'c':>2}{'pi_c':>7}{'n_c':>6}{'link':>6}" + "".join(f"{v:>9}" for v in _ZIPF_COLUMNS.values())
+                  + f"{'neurons':>11}"]
+        for c in range(r["K"]):
+            neur = "/".join(_fmt(r[f"{a}_neurons"][c] if r[f"{a}_neurons"] else None, "d") for a in ("relu", "reglu"))
+            link = {"(t^2-1)/sqrt2": "He2"}.get(r["links"][c], r["links"][c])[:5]
+            lines.append(f"{c:>2}{r['pi'][c]:>7.3f}{r['n_train'][c]:>6}{link:>6}"
+                         + "".join(f"{_fmt(r[m][c] if r[m] else None):>9}" for m in _ZIPF_COLUMNS) + f"{neur:>11}")
+        lines.append(f"{'mean':>21}" + "".join(f"{_fmt(r[f'{m}_mean']):>9}" for m in _ZIPF_COLUMNS))
+        lines.append(f"{'risk under pi':>21}" + "".join(f"{_fmt(r[f'{m}_risk']):>9}" for m in _ZIPF_COLUMNS))
+        lines.append("")
+    lines.append("neurons: specialized neurons (A_j >= .71) with c_j = c, ReLU / ReGLU gate")
+    return "\n".join(lines)
+
+
+def _gmean(values) -> float | None:
+    vals = [v for v in values if v is not None and np.isfinite(v) and v > 0]
+    return float(np.exp(np.mean(np.log(vals)))) if vals else None
+
+
+def zipf_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed. For every s > 0 and every method: the geometric mean, over the
+    :data:`RARE_CLUSTERS` rarest clusters, of the cluster's test MSE at s over its test MSE at
+    s = 0 (how much the method loses on a cluster when that cluster becomes rare), and the same over the most
+    frequent clusters. The best MLP keeps the rare clusters if it loses no more on them than the
+    oracle, which fits each cluster on its own points only; the specialized neurons on the rare
+    clusters against their share of the data."""
+    base = next((r for r in rows if r["s"] == 0), None)
+    if base is None:
+        return "no s = 0 cells: nothing to compare the rare clusters with"
+    lines = []
+    for r in rows:
+        if r["s"] == 0:
+            continue
+        order = np.argsort(r["pi"])  # ascending probability
+        rare, freq = order[:RARE_CLUSTERS], order[::-1][:RARE_CLUSTERS]
+        loss = {}
+        for m in _ZIPF_COLUMNS:
+            if r[m] is None or base[m] is None:
+                continue
+            loss[m] = (_gmean(r[m][c] / base[m][c] for c in rare), _gmean(r[m][c] / base[m][c] for c in freq))
+        if "oracle-rfm" not in loss or not any(m in loss for m in ("mlp-relu", "mlp-reglu")):
+            lines.append(f"s = {r['s']:g}: not every method computed yet")
+            continue
+        mass = sum(r["pi"][c] for c in rare)
+        lines.append(f"s = {r['s']:g}: the {RARE_CLUSTERS} rarest clusters hold {100 * mass:.1f}% of the data "
+                     f"({sum(r['n_train'][c] for c in rare)} points)")
+        lines.append("  their test MSE at s / at s = 0 (most frequent clusters in brackets):")
+        lines.append("  " + ", ".join(f"{_ZIPF_COLUMNS[m]} {_fmt(v[0], '.2f')} ({_fmt(v[1], '.2f')})" for m, v in loss.items()))
+        mlps = [m for m in ("mlp-relu", "mlp-reglu") if m in loss]
+        best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
+        keeps = loss[best][0] <= loss["oracle-rfm"][0]
+        vs_oracle = _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare)
+        lines.append(f"  best MLP ({_ZIPF_COLUMNS[best]}): " + ("keeps the rare clusters (loses no more than the oracle)"
+                                                           if keeps else "loses more on the rare clusters than the oracle"))
+        lines.append(f"  on them at s it is {_fmt(vs_oracle, '.2f')}x the oracle (geometric mean)")
+        for act in ("relu", "reglu"):
+            neur = r[f"{act}_neurons"]
+            if neur and sum(neur):
+                n_rare = sum(neur[c] for c in rare)
+                lines.append(f"  {act}: {n_rare} of {sum(neur)} specialized neurons serve them "
+                             f"({100 * n_rare / sum(neur):.0f}%)")
+    return "\n".join(lines) if lines else "no s > 0 cells yet"
+
+
+def plot_zipf(rows: list[dict[str, Any]], axes) -> None:
+    """One panel per exponent: every method's per-cluster test MSE against the cluster's
+    training count (log-log); the Bayes risk per cluster dashed."""
+    for ax, r in zip(axes, rows):
+        n_c = np.asarray(r["n_train"], dtype=float)
+        order = np.argsort(n_c)
+        for method, label in (("mlp-relu", "ReLU MLP"), ("mlp-reglu", "ReGLU MLP"), ("rfm", "global RFM"),
+                              ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")):
+            if r[method] is None:
+                continue
+            ys = np.asarray(r[method], dtype=float)[order]
+            ax.plot(n_c[order], ys, "k--" if method == "bayes" else "-", marker=None if method == "bayes" else "o",
+                    ms=3, label=label)
+        ax.set(xscale="log", yscale="log", xlabel="training points in the cluster", title=f"Zipf exponent s = {r['s']:g}")
+    axes[0].set_ylabel("test MSE on the cluster")
+    axes[0].legend(fontsize=7)

@@ -76,20 +76,39 @@ def dataset(job: Job, dtype: torch.dtype | None = None):
     """``(model, (X, y, c) train, (X, y, c) test)`` of a job (CPU tensors, in the job's precision
     unless ``dtype`` is given)."""
     dtype = dtype if dtype is not None else _dtype(job)
-    # gamma: the clusters' separation (eq. 3), in the key only when it is not the paper's 4
-    model = mixed_link_model(job.K, run=job.run, gamma=job.param_dict.get("gamma", 4.0))
+    # gamma: the clusters' separation (eq. 3), in the key only when it is not the paper's 4;
+    # zipf: the exponent of the cluster probabilities (page 09's rare regimes)
+    p = job.param_dict
+    model = mixed_link_model(job.K, run=job.run, gamma=p.get("gamma", 4.0), zipf=p.get("zipf", 0.0))
     train = model.pool(job.n, run=job.run, device="cpu", dtype=dtype)
-    test = model.test_set(job.param_dict["n_test"], run=job.run, device="cpu", dtype=dtype)
+    # under a Zipf law the test set stays cluster-balanced (n_test / K points per cluster), so a
+    # rare cluster's test MSE is measured as well as a frequent one's; the population risk under
+    # the law is then sum_c pi_c MSE_c (page 09)
+    test_model = model.with_weights(None) if model.weights is not None else model
+    test = test_model.test_set(p["n_test"], run=job.run, device="cpu", dtype=dtype)
     return model, train, test
 
 
-def _robust(pred, y) -> dict[str, float]:
+def _robust(pred, y, clusters=None, K: int | None = None) -> dict[str, Any]:
     """The test MSE is heavy-tailed on this data (a few points far out on the He2 link dominate):
-    keep the median squared error beside the mean."""
+    keep the median squared error beside the mean. With ``clusters`` (and their number ``K``),
+    also every cluster's test MSE (``test_mse_by_cluster``)."""
     pred = np.asarray(pred, dtype=np.float64).reshape(-1)
     y = np.asarray(torch.as_tensor(y).double().cpu()).reshape(-1)
     sq = (pred - y) ** 2
-    return {"test_mse": float(sq.mean()), "test_median_se": float(np.median(sq))}
+    out: dict[str, Any] = {"test_mse": float(sq.mean()), "test_median_se": float(np.median(sq))}
+    if clusters is not None:
+        c = np.asarray(torch.as_tensor(clusters).cpu()).reshape(-1)
+        counts = np.bincount(c, minlength=K)
+        sums = np.bincount(c, weights=sq, minlength=K)
+        out["test_mse_by_cluster"] = [float(v) for v in np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)]
+    return out
+
+
+def _per_cluster(job: Job, clusters) -> dict[str, Any]:
+    """``_robust``'s cluster arguments for the cells that record the per-cluster test MSE: those
+    of page 09's rare-regime sweep (their key names the Zipf exponent)."""
+    return {"clusters": clusters, "K": job.K} if "zipf" in job.param_dict else {}
 
 
 def mse(pred, y) -> float:
@@ -114,7 +133,7 @@ def compute_bayes(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     model, _, (Xte, yte, cte) = dataset(job, torch.float64)
     pred = model.bayes(Xte)
     excess = float(((pred - model.f_star(Xte, cte)) ** 2).mean())
-    return _robust(pred.numpy(), yte) | {"overlap_excess": excess}
+    return _robust(pred.numpy(), yte, **_per_cluster(job, cte)) | {"overlap_excess": excess}
 
 
 def compute_laplace(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
@@ -127,13 +146,13 @@ def compute_laplace(job: Job, cache: ResultCache | None = None) -> dict[str, Any
 
 def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     p = job.param_dict
-    _, (X, y, c), (Xte, yte, _) = dataset(job)
+    _, (X, y, c), (Xte, yte, cte) = dataset(job)
     est = RFMRegressor(iterations=3, bandwidth=p["bandwidth"], agop_samples=p["agop_samples"], **_kernel_kwargs(p, job.run))
     est.fit(X, y, groups=c if p["bandwidth"] == "cluster-median" else None)
     its = _by_iteration(lambda iteration: est.predict(Xte, iteration=iteration), yte)
     best = int(np.argmin(its["test_mse_by_iteration"]))
     # the paper's displayed curve is the best of iterations 0-3 (an optimistic envelope)
-    return _robust(its.pop("preds")[best], yte) | its | {"best_iteration": best}
+    return _robust(its.pop("preds")[best], yte, **_per_cluster(job, cte)) | its | {"best_iteration": best}
 
 
 def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
@@ -145,9 +164,9 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
         base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=p["agop_samples"], **_kernel_kwargs(p, job.run))
     oracle = PerClusterOracle(base).fit(X, y, groups=c)
     if job.method == "oracle-laplace":
-        return _robust(oracle.predict(Xte, groups=cte), yte)
+        return _robust(oracle.predict(Xte, groups=cte), yte, **_per_cluster(job, cte))
     its = _by_iteration(lambda iteration: oracle.predict(Xte, groups=cte, iteration=iteration), yte)
-    return _robust(its.pop("preds")[-1], yte) | its
+    return _robust(its.pop("preds")[-1], yte, **_per_cluster(job, cte)) | its
 
 
 # ------------------------------------------------------------------------------------- MLPs
@@ -211,7 +230,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
-        Xte, yte, _ = tests[i]
+        Xte, yte, cte = tests[i]
         with torch.no_grad():
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
         path = _model_path(cache, job)
@@ -220,7 +239,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
         curve = result.history["train_mse"][:, i]
         steps = result.history["step"]
         ran = steps <= int(result.stop_step[i])
-        out.append(_robust(pred, yte) | {
+        out.append(_robust(pred, yte, **_per_cluster(job, cte)) | {
             "train_mse": float(result.best_value[i]),
             "best_step": int(result.best_step[i]),
             "stop_step": int(result.stop_step[i]),
@@ -229,24 +248,29 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
             "stack_size": len(jobs),
             "stack_steps_per_second": float(result.steps_per_second),
-        } | _specialization(mlp, models[i]))
+        } | _specialization(mlp, models[i], by_cluster="zipf" in job.param_dict))
     if ckpt is not None and ckpt.exists():
         ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
 
 
-def _specialization(mlp: MLP, model) -> dict[str, Any]:
+def _specialization(mlp: MLP, model, by_cluster: bool = False) -> dict[str, Any]:
     """Figure 1's alignment statistics of a trained network against its data model's predictive
     directions (eq. 1), on the first branch (the ReLU / GELU units, or a gated net's gate): how
     many neurons are active and which fraction of them is specialized (A_j >= 0.71, >= 0.90).
-    The dominance D_j needs axis-aligned directions, which the mixed-link model does not have."""
+    The dominance D_j needs axis-aligned directions, which the mixed-link model does not have.
+    ``by_cluster``: also how many specialized neurons (A_j >= 0.71) serve each cluster, i.e. have
+    it as their maximizing c_j (page 09's rare regimes)."""
     act = active_set(importance(mlp))
     W = next(iter(mlp.branches().values()))[act.to(mlp.W.device)]
+    extra = {"specialized_by_cluster": [0] * model.K} if by_cluster else {}
     if W.shape[0] == 0:
-        return {"n_active": 0, "frac_A071": float("nan"), "frac_A090": float("nan")}
-    A, _ = alignment(W.double().cpu(), model.directions)
+        return {"n_active": 0, "frac_A071": float("nan"), "frac_A090": float("nan")} | extra
+    A, c = alignment(W.double().cpu(), model.directions)
+    if by_cluster:
+        extra = {"specialized_by_cluster": [int(v) for v in torch.bincount(c[A >= 0.71], minlength=model.K)]}
     return {"n_active": int(W.shape[0]), "frac_A071": float((A >= 0.71).double().mean()),
-            "frac_A090": float((A >= 0.90).double().mean())}
+            "frac_A090": float((A >= 0.90).double().mean())} | extra
 
 
 def specialization_metrics(job: Job, cache: ResultCache) -> dict[str, Any]:

@@ -51,6 +51,9 @@ FIGURES: dict[str, Figure] = {
                       ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "gated-rfm", "bayes"), "overlap"),
     # beyond the paper (page 09): the Section 3.3 pipeline with its routing (learned gates / true
     # clusters) and its local features (learned metric G_c / none) swapped; Laplace local models
+    # beyond the paper (page 09): cluster frequencies from a Zipf law, per-cluster test MSE
+    "zipf": Figure("zipf", "Rare regimes: cluster frequencies from a Zipf law (beyond the paper)",
+                   ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "bayes"), "zipf"),
     "swaps": Figure("swaps", "Routing or features? The Section 3.3 pipeline with its gates or its metric swapped (beyond the paper)",
                     ("mlp-relu", "gated-laplace-iso", "gated-laplace", "oracle-laplace", "oracle-laplace-gc", "gated-rfm",
                      "oracle-rfm"), "swaps"),
@@ -141,10 +144,9 @@ def sweep(
         for method in meths
         for net in (networks if method.startswith("mlp-") else (None,))
     }
-    gammas = getattr(sizes, "gammas", (PAPER_GAMMA,))
     return [
-        Job.make(method, K, n, r, P.name, **_with_gamma(p, g))
-        for g in gammas
+        Job.make(method, K, n, r, P.name, **_with_data(p, variant))
+        for variant in _data_variants(sizes)
         for K in grid_K
         for n in grid_n
         for r in all_runs
@@ -159,14 +161,25 @@ def _declared(sizes, method: str, n: int) -> bool:
     return includes is None or includes(method, n)
 
 
-def _with_gamma(params: dict, gamma: float) -> dict:
-    """A cell's parameters on the mixed-link model of separation ``gamma`` (a gated cell's source
-    network too); unchanged at the paper's gamma."""
-    if float(gamma) == PAPER_GAMMA:
+def _data_variants(sizes) -> list[dict]:
+    """The data-model settings a grid sweeps besides K and n, as the key entries they add: the
+    overlap grid's gamma (named only when it is not the paper's 4, so the paper's cells are
+    shared with Figures 2 and 4), the rare-regime grid's Zipf exponent (always named, 0 too: those
+    cells also record the per-cluster test MSE, which the Figure 2 cells do not)."""
+    if hasattr(sizes, "gammas"):
+        return [{} if float(g) == PAPER_GAMMA else {"gamma": float(g)} for g in sizes.gammas]
+    if hasattr(sizes, "exponents"):
+        return [{"zipf": float(e)} for e in sizes.exponents]
+    return [{}]
+
+
+def _with_data(params: dict, variant: dict) -> dict:
+    """A cell's parameters on the data model ``variant`` (a gated cell's source network too)."""
+    if not variant:
         return params
-    out = params | {"gamma": float(gamma)}
+    out = params | variant
     if "source" in out:
-        out["source"] = dict(out["source"]) | {"gamma": float(gamma)}
+        out["source"] = dict(out["source"]) | variant
     return out
 
 
