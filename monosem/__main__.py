@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     readings.add_argument("--width", type=int, default=None, help="override the profile's width")
     readings.add_argument("--record", action="store_true", help="write monosem/recorded/figure1_readings_w<width>.json")
     readings.add_argument("--checkpoints", type=Path, default=None, help="checkpoint folder (resumable; default: none)")
+    readings.add_argument("--readings", nargs="+", default=None, metavar="NAME",
+                          help="only these readings (default: all); e.g. --profile paper --readings balanced is Figure 1 at the paper's scale")
     estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
     estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
@@ -139,19 +141,27 @@ def _dispatch(args: argparse.Namespace) -> int:
         import time
 
         from .experiments.recorded import save_recorded
-        from .experiments.specialization import format_ablation, reading_ablation
+        from .experiments.specialization import READINGS, format_ablation, reading_ablation, recorded_name
 
         sizes = get_profile(args.profile).specialization
         if args.width is not None:
             if args.width < 1:
                 raise ValueError(f"--width must be a positive integer, got {args.width}")
             sizes = dataclasses.replace(sizes, width=args.width)
+        known = {r.name: r for r in READINGS}
+        chosen = READINGS
+        if args.readings is not None:
+            bad = [n for n in args.readings if n not in known]
+            if bad:
+                raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
+            chosen = tuple(known[n] for n in args.readings)
         t0 = time.perf_counter()
-        result = reading_ablation(sizes, checkpoint_dir=args.checkpoints)
+        # one reading at another profile's sizes (the paper profile): keep the drawn neurons too
+        result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1)
         print(format_ablation(result))
         if args.record:
             result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes)}
-            path = save_recorded(f"figure1_readings_w{sizes.width}", args.profile, result, time.perf_counter() - t0)
+            path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0)
             print(f"recorded: {path}")
         return 0
     if args.command == "estimate":

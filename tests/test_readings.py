@@ -116,4 +116,30 @@ def test_figure1_uses_the_reading_the_ablation_chose():
     assert run.reading == "balanced" and run.hidden_scale == 0.1 and run.models[0].init == "balanced"
     plain = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], progress=False)
     assert plain.reading == "zero readout" and plain.models[0].init == "pytorch"
-    assert float(plain.models[0].a.abs().sum()) != float(run.models[0].a.abs().sum())
+    assert float(plain.models[0].a.detach().abs().sum()) != float(run.models[0].a.detach().abs().sum())
+
+
+def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(tmp_path, monkeypatch, capsys):
+    """The paper-profile Figure 1 run (``readings --profile paper --readings balanced --record``),
+    here at smoke sizes: one reading, the neurons page 03 draws, its own record name, and the
+    comparison with the paper in percentage points."""
+    from monosem.experiments import recorded as rec_mod
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    saved = {}
+    monkeypatch.setattr(rec_mod, "save_recorded", lambda name, profile, result, seconds: saved.update(
+        name=name, profile=profile, result=result) or tmp_path / f"{name}.json")
+    assert main(["readings", "--profile", "smoke", "--readings", "balanced", "--record"]) == 0
+    assert saved["name"] == "figure1_readings_smoke_w64" == fig1.recorded_name("smoke", 64)
+    assert fig1.recorded_name("cpu", 512) == "figure1_readings_w512"
+    result = saved["result"]
+    assert list(result["readings"]) == ["balanced"]
+    entry = result["readings"]["balanced"]
+    assert set(entry["neurons"]) == {"figure1", "figure5"} and set(entry["lrs"]) == {"relu", "gelu", "reglu", "swiglu"}
+    assert all(len(n["w"]) == 40 for part in entry["neurons"].values() for n in part)
+    text = fig1.format_paper_comparison(result, live_rows=entry["rows"])
+    assert "minus paper (pp)" in text and "mean |recorded - paper|" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    with pytest.raises(SystemExit):
+        main(["readings", "--profile", "smoke", "--readings", "lazy"])
+    assert "--readings" in capsys.readouterr().err

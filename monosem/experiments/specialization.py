@@ -18,11 +18,12 @@ from ..data import figure1_model
 from ..device import get_device
 from ..models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
 from ..profiles import SpecializationSizes
-from ..specialization import PAPER_FIGURE1, specialization_table
+from ..specialization import PAPER_FIGURE1, specialization_table, top_aligned
 from ..train import LR_A1, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
-           "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict"]
+           "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict",
+           "table_rows", "figure_neurons", "format_paper_comparison", "recorded_name"]
 
 #: Our seeds for ``figure1_model().sample`` (the paper does not give its own).
 FIGURE1_SAMPLE_SEEDS = {"train": 1, "val": 2, "test": 3}
@@ -90,6 +91,13 @@ READINGS = (
 #: the paper on all three columns.
 FIGURE1_READING = READINGS[2]
 
+
+
+def recorded_name(profile: str, width: int) -> str:
+    """The recorded result's name of a Figure 1 table run: ``figure1_readings_w<width>`` at the
+    cpu profile's sizes (the readings ablation), ``figure1_readings_<profile>_w<width>`` at
+    another profile's (e.g. the paper profile's run of the chosen reading)."""
+    return f"figure1_readings_w{width}" if profile == "cpu" else f"figure1_readings_{profile}_w{width}"
 
 
 def figure1_data(sizes: SpecializationSizes, *, device: str | torch.device | None = None):
@@ -192,6 +200,39 @@ def paper_profile_estimate(model_steps_per_second: dict[str, float], width: int,
     return out
 
 
+def table_rows(runs: dict[str, Figure1Run]) -> list[dict]:
+    """The Figure 1 table of trained runs as plain rows (JSON-ready), one per branch and seed:
+    ``{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}``."""
+    directions = figure1_model().directions
+    rows = []
+    for run in runs.values():
+        for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
+            for r in specialization_table(net, directions):
+                rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
+                             "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
+                             "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr})
+    return rows
+
+
+def figure_neurons(runs: dict[str, Figure1Run], k: int = 4) -> dict[str, list[dict]]:
+    """The neurons page 03 draws, of the first seed, as JSON-ready weight rows: Figure 1 bottom
+    (the ``k`` most important active GELU neurons with A_j >= 0.90) and Figure 5 (GELU, then
+    ReLU, neurons with 0.4 <= A_j < 0.71 and D_j > 2; ``k`` in all)."""
+    directions = figure1_model().directions
+    out: dict[str, list[dict]] = {"figure1": [], "figure5": []}
+    if "gelu" in runs:
+        net = runs["gelu"].models[0]
+        for j in top_aligned(net, directions, k=k, min_A=0.90):
+            out["figure1"].append({"activation": "gelu", "neuron": int(j), "w": net.W.detach()[j].double().tolist()})
+    for act in ("gelu", "relu"):
+        if act in runs:
+            net = runs[act].models[0]
+            for j in top_aligned(net, directions, k=k, min_A=0.4, max_A=0.7099, min_D=2.0):
+                out["figure5"].append({"activation": act, "neuron": int(j), "w": net.W.detach()[j].double().tolist()})
+    out["figure5"] = out["figure5"][:k]
+    return out
+
+
 def reading_ablation(
     sizes: SpecializationSizes,
     readings: Sequence[Reading] = READINGS,
@@ -200,30 +241,58 @@ def reading_ablation(
     device: str | torch.device | None = None,
     checkpoint_dir: str | os.PathLike | None = None,
     progress: bool = True,
+    neurons: bool = False,
 ) -> dict:
     """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
     the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
     [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
-    "seconds", "source"}}}``. A muP reading at its base width is the plain one and is skipped."""
-    model = figure1_model()
+    "seconds", "source"}}}`` (with ``neurons``, also each reading's :func:`figure_neurons`). A
+    muP reading at its base width is the plain one and is skipped."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
     out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
     for reading in readings:
         if reading.mup_base_width == sizes.width:
             continue
-        rows, seconds = [], 0.0
-        for act in ("relu", "gelu", "reglu", "swiglu"):
-            run = train_figure1(sizes, act, reading=reading, data=data, device=dev,
-                                checkpoint_dir=checkpoint_dir, progress=progress)
-            seconds += run.seconds
-            for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
-                for r in specialization_table(net, model.directions):
-                    rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
-                                 "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
-                                 "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr})
-        out["readings"][reading.name] = {"rows": rows, "seconds": seconds, "source": reading.source}
+        runs = {act: train_figure1(sizes, act, reading=reading, data=data, device=dev, checkpoint_dir=checkpoint_dir,
+                                   progress=progress) for act in ("relu", "gelu", "reglu", "swiglu")}
+        out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds for r in runs.values()),
+                                         "source": reading.source,
+                                         "lrs": {act: list(run.lrs) for act, run in runs.items()}}
+        if neurons:
+            out["readings"][reading.name]["neurons"] = figure_neurons(runs)
     return out
+
+
+def format_paper_comparison(recorded: dict, live_rows: list[dict] | None = None, paper: dict | None = None) -> str:
+    """Figure 1 at the paper's scale (a recorded :func:`reading_ablation` of one reading at the
+    ``paper`` sizes) beside the paper's table and, when given, the live profile's rows: per
+    branch, active share / % A >= .71 / % A >= .90, and the recorded run's differences from the
+    paper in percentage points (lines of at most 80 characters)."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    name = next(iter(recorded["readings"]))
+    rec = _branch_means(recorded["readings"][name]["rows"])
+    live = _branch_means(live_rows) if live_rows else {}
+    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU g", "reglu value": "ReGLU v",
+             "swiglu gate": "SwiGLU g", "swiglu value": "SwiGLU v"}
+    cell = lambda a, b, c: f"{a:.1f}/{b:.1f}/{c:.1f}"  # noqa: E731
+    lines = [f"reading {name!r}; active % / A>=.71 % / A>=.90 %",
+             f"{'branch':<9}{'paper':>16}{'recorded':>16}{'minus paper (pp)':>20}" + (f"{'live':>16}" if live else "")]
+    diffs = []
+    for b, (n_act, a71, a90) in paper.items():
+        if b not in rec:
+            continue
+        m = rec[b]
+        d = (m["active_pct"] - 100 * n_act / 2048, m["A071_pct"] - a71, m["A090_pct"] - a90)
+        diffs += [abs(v) for v in d]
+        line = (f"{short.get(b, b):<9}{cell(100 * n_act / 2048, a71, a90):>16}"
+                f"{cell(m['active_pct'], m['A071_pct'], m['A090_pct']):>16}{'/'.join(f'{v:+.1f}' for v in d):>20}")
+        if b in live:
+            line += f"{cell(live[b]['active_pct'], live[b]['A071_pct'], live[b]['A090_pct']):>16}"
+        lines.append(line)
+    if diffs:
+        lines.append(f"mean |recorded - paper| {sum(diffs) / len(diffs):.1f} points, largest {max(diffs):.1f}")
+    return "\n".join(lines)
 
 
 def _ordered(readings) -> list[str]:
