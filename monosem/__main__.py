@@ -131,6 +131,16 @@ def _emit(args: argparse.Namespace, text: str, what: str) -> int:
     return 0
 
 
+#: page 09's figures, drawn from their rows: figure -> (rows from records, plot, panels: a count, or
+#: a function of the rows)
+_BEYOND_PLOTS = {
+    "overlap": lambda beyond, cache: (lambda records: beyond.overlap_rows(records, cache=cache), beyond.plot_overlap, 2),
+    # one panel per Zipf exponent above 0 (the s = 0 cells are the reference)
+    "zipf": lambda beyond, cache: (beyond.zipf_rows, beyond.plot_zipf, lambda rows: sum(r["s"] > 0 for r in rows)),
+    "swaps": lambda beyond, cache: (beyond.swap_rows, beyond.plot_swaps, 1),
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
         for name in PROFILE_NAMES:
@@ -238,17 +248,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .experiments.figures import plot_figure
 
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
-        if args.figure == "overlap":  # a gamma axis, not an n axis: page 09's figure
+        if args.figure in _BEYOND_PLOTS:  # page 09's figures: their axis is not n
             import matplotlib.pyplot as plt
 
             from .experiments import beyond
             from .experiments.figures import cached_records
 
-            records = cached_records("overlap", args.profile, cache, Ks=args.K, methods=args.methods)
+            records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods)
             if not records:
-                raise ValueError(f"no cached cell of overlap at profile {args.profile!r} in {cache.root}; run it first")
-            fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), layout="constrained")
-            beyond.plot_overlap(beyond.overlap_rows(records, cache=cache), axes)
+                raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
+            rows_of, plot, panels = _BEYOND_PLOTS[args.figure](beyond, cache)
+            rows = rows_of(records)
+            n = panels(rows) if callable(panels) else panels
+            fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)
+            plot(rows, axes[0][0] if args.figure == "swaps" else list(axes[0]))
         else:
             fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
         fig.savefig(out, bbox_inches="tight")

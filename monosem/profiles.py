@@ -45,6 +45,7 @@ __all__ = [
     "GatesSizes",
     "OverlapSizes",
     "ZipfSizes",
+    "MoESizes",
     "Theorem1Sizes",
     "Theorem2Sizes",
     "get_profile",
@@ -183,6 +184,39 @@ class ZipfSizes:
 
 
 @dataclass(frozen=True)
+class MoESizes:
+    """Beyond the paper, question 3 (page 09): an explicit top-1 mixture of experts (Switch
+    Transformer routing, Fedus, Zoph & Shazeer 2022; sparsely gated experts, Shazeer et al. 2017)
+    against dense ReLU and ReGLU networks of the same parameter count and, separately, of the same
+    forward FLOPs per example, on Figure 2's data (the nested pools and test sets of run r, the
+    model seed 1000 + r) at each K and n of the grid.
+
+    * ``E = K`` experts: one per cluster, so that a router that recovers the clusters can give
+      every cluster its own expert.
+    * The experts are ReLU networks of width m. ``expert_widths`` gives m per K,
+      ``((K, m), ...)``; a K it does not name gets the rule of
+      :func:`monosem.experiments.sweeps.moe_expert_width`: the m >= 1 whose mixture has the
+      parameter count closest to the dense ReLU network of width ``reference_width`` (default:
+      the profile's ``sample_efficiency.width``, Figure 2's network).
+    * The mixture and the dense networks train with the profile's ``sample_efficiency``
+      protocol (Appendix A.2: batch, cosine schedule, min / max updates, stopping rules), the
+      mixture at the A.2 ReLU rate (its experts are ReLU networks); ``n_test`` should be
+      Figure 2's, so that a dense cell at Figure 2's width is Figure 2's cell.
+    """
+
+    Ks: tuple[int, ...]
+    ns: tuple[int, ...]
+    n_test: int
+    runs: int = 1
+    reference_width: int | None = None
+    expert_widths: tuple[tuple[int, int], ...] = ()
+
+    def expert_width(self, K: int) -> int | None:
+        """The expert width this grid fixes for ``K`` (``None``: the rule applies)."""
+        return dict(self.expert_widths).get(K)
+
+
+@dataclass(frozen=True)
 class Theorem1Sizes:
     """Section 4.1 / Appendix B.1: neurons, cluster counts, separations, flow lengths."""
 
@@ -240,6 +274,8 @@ class Profile:
     zipf: ZipfSizes | None = None
     #: page 09's "routing or features?" swaps of the Section 3.3 pipeline (beyond the paper)
     swaps: GatesSizes | None = None
+    #: page 09's explicit mixture of experts at matched parameters and FLOPs (beyond the paper)
+    moe: MoESizes | None = None
 
 
 _PROFILES: dict[str, Profile] = {
@@ -268,6 +304,7 @@ _PROFILES: dict[str, Profile] = {
         overlap=OverlapSizes(Ks=(10,), ns=(1_000,), gammas=(4.0, 0.5), n_test=512),
         swaps=GatesSizes(Ks=(2, 10), ns=(1_000,), n_test=512, runs=1),
         zipf=ZipfSizes(Ks=(10,), ns=(1_000,), exponents=(0.0, 2.0), n_test=500),
+        moe=MoESizes(Ks=(10,), ns=(500, 1_000), n_test=512),
     ),
     "cpu": Profile(
         name="cpu",
@@ -296,6 +333,9 @@ _PROFILES: dict[str, Profile] = {
         # Figure 4's largest cpu size: its gated cells and source networks are shared
         swaps=GatesSizes(Ks=(2, 10, 50), ns=(10_000,), n_test=2_048, runs=1),
         zipf=ZipfSizes(Ks=(10,), ns=(5_000,), exponents=(0.0, 1.0, 2.0), n_test=2_000),
+        # Figure 2's K = 10 and 50 at its smallest and largest cpu sizes: the budget, about 6
+        # one-thread minutes (all three sizes: about 9, extrapolated from a partial run)
+        moe=MoESizes(Ks=(10, 50), ns=(2_500, 10_000), n_test=2_048),
     ),
     "paper": Profile(
         name="paper",
@@ -325,6 +365,8 @@ _PROFILES: dict[str, Profile] = {
         overlap=OverlapSizes(Ks=(10,), ns=(50_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
         swaps=GatesSizes(Ks=(2, 10, 50), ns=(50_000,), n_test=4_096, runs=1),
         zipf=ZipfSizes(Ks=(10,), ns=(50_000,), exponents=(0.0, 1.0, 2.0), n_test=4_000),
+        # Figure 2's grid at K = 10 and 50: its sizes, test sets and five runs
+        moe=MoESizes(Ks=(10, 50), ns=(20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=5),
         reduced_scale=False,
     ),
 }
@@ -354,6 +396,7 @@ _PROFILES["long"] = Profile(
     overlap=_CPU.overlap,
     swaps=_CPU.swaps,
     zipf=_CPU.zipf,
+    moe=_CPU.moe,
     regime=SampleEfficiencySizes(
         Ks=(10, 50), ns=(10_000, 20_000, 50_000, 100_000, 200_000), n_test=4_096, runs=1, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
@@ -379,6 +422,8 @@ _PROFILES["gpu"] = Profile(
     overlap=OverlapSizes(Ks=(10,), ns=(20_000,), gammas=(4.0, 1.0, 0.5, 0.25), n_test=4_096),
     swaps=GatesSizes(Ks=(2, 10, 50), ns=(20_000,), n_test=4_096, runs=1),
     zipf=ZipfSizes(Ks=(10,), ns=(20_000,), exponents=(0.0, 1.0, 2.0), n_test=4_000),
+    # Figure 2's gpu grid at K = 10 and 50 (its sizes and test sets)
+    moe=MoESizes(Ks=(10, 50), ns=(20_000, 50_000), n_test=4_096),
 )
 
 

@@ -92,3 +92,14 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
     assert rows[0]["rfm_risk"] == pytest.approx(rows[0]["rfm_mean"], rel=1e-9)
     text = beyond.format_zipf(rows) + "\n" + beyond.zipf_findings(rows)
     assert "rarest clusters" in text and max(len(line) for line in text.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("figure", ["zipf", "swaps"])
+def test_beyond_figures_plot_from_the_cli(figure, tmp_path, monkeypatch):
+    from monosem.__main__ import main
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    run_figure(figure, "smoke", cache=ResultCache(tmp_path), n_jobs=1, progress=False)
+    out = tmp_path / f"{figure}.png"
+    assert main(["plot", figure, "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
+    assert out.stat().st_size > 10_000

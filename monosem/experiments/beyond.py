@@ -13,6 +13,12 @@ cluster on a cluster-balanced test set, and how many specialized neurons (A_j >=
 cluster. A rare cluster is judged against itself at s = 0 (same geometry and link, more data),
 so that the clusters' different difficulty (the He2 link is the hard one) cancels.
 
+Question 3, **an explicit mixture of experts at matched compute.** The sweep ``moe`` trains a
+top-1 mixture of E = K ReLU experts (a linear router, Switch Transformer routing and
+load-balancing loss: Fedus, Zoph & Shazeer 2022; Shazeer et al. 2017) beside dense ReLU and ReGLU
+networks with its parameter count and, separately, with its forward FLOPs per example, on Figure
+2's data and protocol; the router's partition is scored against the true clusters (ARI).
+
 Question 4, **routing or features?** The MLP-gated predictor of Section 3.3 does two things with
 the trained network: it *routes* every point to a gate (K-means on the contribution profiles)
 and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep ``swaps``
@@ -29,17 +35,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import NullFormatter, NullLocator
 
 from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
+from ..models import forward_flops, matched_dense_width, parameter_count
 from ..profiles import Profile, get_profile
 from .cache import Job, ResultCache
 from .methods import specialization_metrics
-from .sweeps import PAPER_GAMMA
+from .sweeps import MIXED_LINK_D, MOE_MATCHES, PAPER_GAMMA, moe_dense_widths, moe_expert_width
 
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap",
            "swap_rows", "format_swaps", "swap_findings", "plot_swaps",
-           "zipf_rows", "format_zipf", "zipf_findings", "plot_zipf"]
+           "zipf_rows", "format_zipf", "zipf_findings", "plot_zipf",
+           "moe_rows", "format_moe", "moe_accounting", "moe_findings", "plot_moe"]
 
 #: the methods of the overlap table, in column order, and their labels
 _COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "gated-rfm": "gated", "oracle-rfm": "oracle",
@@ -292,8 +300,8 @@ RARE_CLUSTERS = 3
 def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
     """One row per Zipf exponent s (ascending): the cluster probabilities pi_c, the training
     pool's cluster counts, every method's per-cluster test MSE, its cluster-balanced mean and its
-    population risk under the law (sum_c pi_c MSE_c), and the networks' specialized neurons per
-    cluster."""
+    population risk under the law (sum_c pi_c MSE_c), and the networks' active neurons per
+    best-aligned cluster c_j (all of them, and the specialized ones, A_j >= 0.71)."""
     rows = []
     for s in sorted({float(j.param_dict["zipf"]) for j in records}):
         mine = {j.method: (j, rec["metrics"]) for j, rec in records.items() if float(j.param_dict["zipf"]) == s}
@@ -310,7 +318,9 @@ def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
             row[f"{method}_mean"] = m.get("test_mse")
             row[f"{method}_risk"] = float(np.dot(pi.numpy(), by)) if by is not None else None
         for act in ("relu", "reglu"):
-            row[f"{act}_neurons"] = mine.get(f"mlp-{act}", (None, {}))[1].get("specialized_by_cluster")
+            m = mine.get(f"mlp-{act}", (None, {}))[1]
+            row[f"{act}_neurons"] = m.get("aligned_by_cluster")
+            row[f"{act}_specialized"] = m.get("specialized_by_cluster")
         rows.append(row)
     return rows
 
@@ -332,7 +342,8 @@ def format_zipf(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{'mean':>21}" + "".join(f"{_fmt(r[f'{m}_mean']):>9}" for m in _ZIPF_COLUMNS))
         lines.append(f"{'risk under pi':>21}" + "".join(f"{_fmt(r[f'{m}_risk']):>9}" for m in _ZIPF_COLUMNS))
         lines.append("")
-    lines.append("neurons: specialized neurons (A_j >= .71) with c_j = c, ReLU / ReGLU gate")
+    lines.append("neurons: active neurons whose best-aligned direction is cluster c's (c_j = c),")
+    lines.append("ReLU / ReGLU gate")
     return "\n".join(lines)
 
 
@@ -344,10 +355,10 @@ def _gmean(values) -> float | None:
 def zipf_findings(rows: list[dict[str, Any]]) -> str:
     """The verdict, computed. For every s > 0 and every method: the geometric mean, over the
     :data:`RARE_CLUSTERS` rarest clusters, of the cluster's test MSE at s over its test MSE at
-    s = 0 (how much the method loses on a cluster when that cluster becomes rare), and the same over the most
-    frequent clusters. The best MLP keeps the rare clusters if it loses no more on them than the
-    oracle, which fits each cluster on its own points only; the specialized neurons on the rare
-    clusters against their share of the data."""
+    s = 0 (how much the method loses on a cluster when that cluster becomes rare), and the same over
+    the most frequent clusters. The best MLP *gains ground* on the oracle (which fits each cluster
+    on its own points only) on the rare clusters if it loses no more on them than the oracle does,
+    and *loses ground* otherwise; then the active and specialized neurons aligned with them."""
     base = next((r for r in rows if r["s"] == 0), None)
     if base is None:
         return "no s = 0 cells: nothing to compare the rare clusters with"
@@ -374,31 +385,257 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
         best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
         keeps = loss[best][0] <= loss["oracle-rfm"][0]
         vs_oracle = _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare)
-        lines.append(f"  best MLP ({_ZIPF_COLUMNS[best]}): " + ("keeps the rare clusters (loses no more than the oracle)"
-                                                           if keeps else "loses more on the rare clusters than the oracle"))
-        lines.append(f"  on them at s it is {_fmt(vs_oracle, '.2f')}x the oracle (geometric mean)")
+        lines.append(f"  best MLP ({_ZIPF_COLUMNS[best]}) on them: " + ("gains ground" if keeps else "loses ground")
+                     + f" on the oracle ({_fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}x its loss)")
+        lines.append(f"  at s it is {_fmt(vs_oracle, '.2f')}x the oracle on them (geometric mean)")
         for act in ("relu", "reglu"):
-            neur = r[f"{act}_neurons"]
+            neur, spec = r[f"{act}_neurons"], r[f"{act}_specialized"]
             if neur and sum(neur):
                 n_rare = sum(neur[c] for c in rare)
-                lines.append(f"  {act}: {n_rare} of {sum(neur)} specialized neurons serve them "
-                             f"({100 * n_rare / sum(neur):.0f}%)")
+                lines.append(f"  {act}: {n_rare} of {sum(neur)} active neurons aligned with them "
+                             f"({100 * n_rare / sum(neur):.0f}%); specialized "
+                             f"{sum(spec[c] for c in rare) if spec else '-'}/{sum(spec) if spec else '-'}")
     return "\n".join(lines) if lines else "no s > 0 cells yet"
 
 
 def plot_zipf(rows: list[dict[str, Any]], axes) -> None:
-    """One panel per exponent: every method's per-cluster test MSE against the cluster's
-    training count (log-log); the Bayes risk per cluster dashed."""
-    for ax, r in zip(axes, rows):
+    """One panel per exponent s > 0: every method's test MSE on each cluster at s over its test
+    MSE on the same cluster at s = 0 (the loss when the cluster becomes rare, the cluster's own
+    difficulty cancelled), against the cluster's training count (log-log)."""
+    base = next((r for r in rows if r["s"] == 0), None)
+    rare = [r for r in rows if r["s"] > 0]
+    if base is None:
+        raise ValueError("plot_zipf needs the s = 0 cells: the per-cluster losses are relative to them")
+    for ax, r in zip(axes, rare):
         n_c = np.asarray(r["n_train"], dtype=float)
         order = np.argsort(n_c)
         for method, label in (("mlp-relu", "ReLU MLP"), ("mlp-reglu", "ReGLU MLP"), ("rfm", "global RFM"),
-                              ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")):
-            if r[method] is None:
+                              ("oracle-rfm", "RFM oracle")):
+            if r[method] is None or base[method] is None:
                 continue
-            ys = np.asarray(r[method], dtype=float)[order]
-            ax.plot(n_c[order], ys, "k--" if method == "bayes" else "-", marker=None if method == "bayes" else "o",
-                    ms=3, label=label)
-        ax.set(xscale="log", yscale="log", xlabel="training points in the cluster", title=f"Zipf exponent s = {r['s']:g}")
-    axes[0].set_ylabel("test MSE on the cluster")
+            ratio = np.asarray(r[method], dtype=float) / np.asarray(base[method], dtype=float)
+            ax.plot(n_c[order], ratio[order], "-", marker="o", ms=3, label=label)
+        ax.axhline(1.0, color="0.5", lw=0.8)
+        ax.axvline(r["n"] / r["K"], color="0.5", lw=0.8, ls=":")  # the cluster's count at s = 0
+        ax.set(xscale="log", yscale="log", xlabel="training points in the cluster",
+               title=f"Zipf exponent s = {r['s']:g}")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0].set_ylabel("test MSE on the cluster / at s = 0")
     axes[0].legend(fontsize=7)
+
+
+# ------------------------------------------------------------------ explicit mixture of experts
+# Question 3: a top-1 mixture of E = K experts (Switch Transformer routing and load-balancing
+# loss, Fedus, Zoph & Shazeer 2022; sparsely gated experts, Shazeer et al. 2017) against dense
+# ReLU and ReGLU networks of its parameter count ("=P") and of its forward FLOPs per example
+# ("=F"), on Figure 2's data and protocol (the sweep ``moe``, declared in :mod:`.sweeps`).
+
+#: the dense columns of the mixture-of-experts table: (activation, match) -> label
+_MOE_DENSE = {("relu", "params"): "ReLU=P", ("reglu", "params"): "ReGLU=P",
+              ("relu", "flops"): "ReLU=F", ("reglu", "flops"): "ReGLU=F"}
+_MOE_ACT = {"relu": "ReLU", "reglu": "ReGLU"}
+
+
+def _mean(values) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per (K, n) with a mixture cell (ascending), over the runs that have one: the
+    mixture's test MSE (mean over runs), its training MSE and stop reasons, the router's ARI
+    against the true clusters (mean and minimum over runs), how many experts receive test points
+    (fewest over runs) and the largest expert's share; and, for each dense activation and match
+    (``relu_params``, ``reglu_params``, ``relu_flops``, ``reglu_flops``), the dense network's
+    width (recomputed from the mixture's settings with
+    :func:`~monosem.models.matched_dense_width`: which comparison a dense cell serves is not in
+    its key), its test MSE (mean over the runs that have it), its parameter count and FLOPs, beside
+    the mixture's (``moe_params``, ``moe_flops``)."""
+    dense = {(j.method, j.K, j.n, j.run, j.param_dict.get("width"), j.param_dict.get("batch")): rec["metrics"]
+             for j, rec in records.items() if j.method.startswith("mlp-")}
+    groups: dict[tuple[int, int], list[tuple[Job, dict]]] = {}
+    for j, rec in records.items():
+        if j.method.startswith("moe-"):
+            groups.setdefault((j.K, j.n), []).append((j, rec["metrics"]))
+    rows = []
+    for (K, n), cells in sorted(groups.items()):
+        p = cells[0][0].param_dict
+        E, m, act = p["n_experts"], p["width"], p["activation"]
+        ms = [mm for _, mm in cells]
+        row: dict[str, Any] = {
+            "K": K, "n": n, "E": E, "m": m, "activation": act, "runs": len(cells),
+            "moe": _mean(mm["test_mse"] for mm in ms), "moe_train_mse": _mean(mm.get("train_mse") for mm in ms),
+            "moe_stop": sorted({mm.get("stop_reason") or "-" for mm in ms}),
+            "router_ari": _mean(mm.get("router_ari") for mm in ms),
+            "router_ari_min": min((mm["router_ari"] for mm in ms if mm.get("router_ari") is not None), default=None),
+            "experts_used": min((sum(v > 0 for v in mm["expert_load"]) for mm in ms if mm.get("expert_load")), default=None),
+            "max_load": max((max(mm["expert_load"]) for mm in ms if mm.get("expert_load")), default=None),
+            "moe_params": parameter_count("moe", MIXED_LINK_D, m, act, E),
+            "moe_flops": forward_flops("moe", MIXED_LINK_D, m, act, E),
+        }
+        for dact, match in _MOE_DENSE:
+            w = matched_dense_width(E, m, MIXED_LINK_D, act, match, dense_activation=dact)
+            found = [dense.get((f"mlp-{dact}", K, n, j.run, w, p["batch"])) for j, _ in cells]
+            key = f"{dact}_{match}"
+            row[key] = _mean(f["test_mse"] for f in found if f is not None)
+            row[f"{key}_width"] = w
+            row[f"{key}_n_params"] = parameter_count("mlp", MIXED_LINK_D, w, dact)
+            row[f"{key}_flops"] = forward_flops("mlp", MIXED_LINK_D, w, dact)
+        rows.append(row)
+    return rows
+
+
+def format_moe(rows: list[dict[str, Any]]) -> str:
+    """The mixture-of-experts table as text (lines of at most 80 characters): per K and n the
+    test MSE of the mixture and of the dense ReLU / ReGLU networks at matched parameters (=P) and
+    matched forward FLOPs (=F), the router's ARI and the experts in use; then each K's widths and
+    the mixture's training."""
+    lines = ["test MSE (mean over runs). MoE: top-1 mixture of E = K ReLU experts of width m;",
+             "=P: dense net with the MoE's parameter count; =F: with its forward FLOPs per",
+             "example; ARI: the router's partition against the true clusters (test set);",
+             "used: experts that receive test points",
+             f"{'K':>3}{'n':>8}{'m':>5}{'MoE':>9}" + "".join(f"{label:>9}" for label in _MOE_DENSE.values())
+             + f"{'ARI':>6}{'used':>6}"]
+    for r in rows:
+        lines.append(f"{r['K']:>3}{r['n']:>8}{r['m']:>5}{_fmt(r['moe']):>9}"
+                     + "".join(f"{_fmt(r[f'{a}_{m}']):>9}" for a, m in _MOE_DENSE)
+                     + f"{_fmt(r['router_ari'], '.2f'):>6}{_fmt(r['experts_used'], 'd') + '/' + str(r['E']):>6}")
+    lines += ["", "dense widths (ReLU / ReGLU) and the mixture's training"]
+    for K in dict.fromkeys(r["K"] for r in rows):
+        r = next(x for x in rows if x["K"] == K)
+        lines.append(f"K = {K}: =P {r['relu_params_width']} / {r['reglu_params_width']}, "
+                     f"=F {r['relu_flops_width']} / {r['reglu_flops_width']}; MoE: E = {r['E']}, m = {r['m']}")
+        for x in (x for x in rows if x["K"] == K):
+            lines.append(f"  n = {x['n']}: MoE training MSE {_fmt(x['moe_train_mse'], '.2g')} "
+                         f"({', '.join(x['moe_stop'])}), largest expert load {_fmt(x['max_load'], '.0%')}")
+    return "\n".join(lines)
+
+
+def moe_accounting(profile: str | Profile) -> str:
+    """The parameter and FLOP arithmetic of page 09's mixtures at ``profile``, for every K of its
+    grid: the router's and the experts' parameters, the routed forward FLOPs (a product of a
+    p-vector with a p x q matrix counted as 2pq, as ``torch.utils.flop_counter`` counts it;
+    elementwise work not counted), and the dense ReLU / ReGLU widths matched to each (lines of at
+    most 80 characters)."""
+    P = get_profile(profile)
+    sizes = P.moe
+    if sizes is None:
+        raise ValueError(f"profile {P.name!r} has no moe grid")
+    d = MIXED_LINK_D
+    ref = sizes.reference_width or P.sample_efficiency.width
+    lines = [f"d = {d} inputs; E = K experts, each a ReLU network of width m; m: the grid's,",
+             "else the one whose mixture's parameters are closest to the dense ReLU net of",
+             f"width {ref} ({parameter_count('mlp', d, ref, 'relu')} parameters, Figure 2's network "
+             f"at profile {P.name!r})"]
+    for K in sizes.Ks:
+        E, m = K, moe_expert_width(K, P)
+        router, expert = E * (d + 1), m * (d + 1) + m + 1
+        total = parameter_count("moe", d, m, "relu", E)
+        f_router, f_expert = 2 * d * E, 2 * d * m + 2 * m
+        flops = forward_flops("moe", d, m, "relu", E)
+        assert router + E * expert == total and f_router + f_expert == flops  # the formulas below are the code's
+        lines += ["", f"K = {K}: E = {E} experts of width m = {m}",
+                  f"  parameters: router E(d+1) = {E}*{d + 1} = {router}; experts E(m(d+1)+m+1) =",
+                  f"    {E}*({m}*{d + 1}+{m}+1) = {E * expert}; total {total}",
+                  f"  FLOPs per example: router 2dE = 2*{d}*{E} = {f_router}; the routed expert",
+                  f"    2dm+2m = 2*{d}*{m}+2*{m} = {f_expert}; total {flops}",
+                  f"    (not counted: the other experts' first layers, 2dm(E-1) = {2 * d * m * (E - 1)},",
+                  "    which the vectorized code evaluates but a true dispatch does not)"]
+        widths = moe_dense_widths(K, P, m)
+        for match, target in (("params", total), ("flops", flops)):
+            lines.append(f"  matched {'parameters' if match == 'params' else 'FLOPs'} ({target}):")
+            for act in ("relu", "reglu"):
+                H = widths[(act, match)]
+                n_par, n_fl = parameter_count("mlp", d, H, act), forward_flops("mlp", d, H, act)
+                if act == "relu":
+                    par = f"H(d+1)+H+1 = {H}*{d + 1}+{H}+1 = {n_par}"
+                    fl = f"2dH+2H = {2 * d + 2}*{H} = {n_fl}"
+                else:
+                    par = f"2H(d+1)+H+1 = {H}*{2 * (d + 1)}+{H}+1 = {n_par}"
+                    fl = f"4dH+2H = {4 * d + 2}*{H} = {n_fl}"
+                mine, other = (par, fl) if match == "params" else (fl, par)
+                off = (n_par if match == "params" else n_fl) / target - 1
+                lines.append(f"    {_MOE_ACT[act]} H = {H}: {mine} ({off:+.1%})")
+                lines.append(f"      its {'FLOPs' if match == 'params' else 'parameters'}: {other}")
+    return "\n".join(lines)
+
+
+def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int, int]:
+    """The lines of one accounting's verdict for the rows of one K, and (wins, compared)."""
+    lines, wins, compared = [], 0, 0
+    for r in rows:
+        dense = {act: r[f"{act}_{match}"] for act in ("relu", "reglu") if r[f"{act}_{match}"] is not None}
+        if r["moe"] is None or not dense:
+            lines.append(f"    n = {r['n']}: not every network computed yet")
+            continue
+        best = min(dense, key=dense.get)
+        ratio = r["moe"] / dense[best]
+        compared += 1
+        if ratio < 1:
+            wins += 1
+            how = f"wins, {1 / ratio:.2f}x lower MSE"
+        elif ratio > 1:
+            how = f"loses, {ratio:.2f}x higher MSE"
+        else:
+            how = "ties"
+        lines.append(f"    n = {r['n']}: MoE / {_MOE_ACT[best]} (the better dense) = {ratio:.2f}: {how}")
+    return lines, wins, compared
+
+
+def moe_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed per K: at matched parameters and at matched forward FLOPs, does the
+    mixture's test MSE beat the better of the dense ReLU and ReGLU networks at each n, and by what
+    factor (the ratio MoE / better dense: below 1 the mixture wins); then the router's cluster
+    recovery (ARI) and the experts it uses; a last line counts the wins over the grid."""
+    if not rows:
+        return "no mixture-of-experts cell computed yet"
+    lines, totals = [], {match: [0, 0] for match in MOE_MATCHES}
+    for K in dict.fromkeys(r["K"] for r in rows):
+        mine = [r for r in rows if r["K"] == K]
+        lines.append(f"K = {K} (E = {mine[0]['E']} experts of width {mine[0]['m']}):")
+        for match in MOE_MATCHES:
+            body, wins, compared = _moe_verdict(mine, match)
+            totals[match][0] += wins
+            totals[match][1] += compared
+            label = "matched parameters" if match == "params" else "matched FLOPs"
+            summary = ("no n computed yet" if not compared else "the MoE wins at every n" if wins == compared
+                       else "the MoE loses at every n" if wins == 0 else f"the MoE wins at {wins} of {compared} n")
+            lines += [f"  {label}: {summary}", *body]
+        aris = [r["router_ari"] for r in mine if r["router_ari"] is not None]
+        used = [r["experts_used"] for r in mine if r["experts_used"] is not None]
+        if aris:
+            lines.append(f"  router ARI against the true clusters: {min(aris):.2f} to {max(aris):.2f} over n "
+                         "(1: the clusters)")
+        if used:
+            span = f"{min(used)}" if min(used) == max(used) else f"{min(used)} to {max(used)}"
+            lines.append(f"  experts receiving test points: {span} of {mine[0]['E']}")
+    for match, (wins, compared) in totals.items():
+        label = "parameters" if match == "params" else "FLOPs"
+        lines.append(f"over the grid, at matched {label}: the MoE wins {wins} of {compared} (K, n) cells")
+    return "\n".join(lines)
+
+
+def plot_moe(rows: list[dict[str, Any]], axes) -> None:
+    """One panel per K (the axes, in the order of the rows' K): test MSE against n, log-log, of
+    the mixture (black) and of the dense ReLU / ReGLU networks at matched parameters (solid) and
+    at matched FLOPs (dashed); the label-noise variance dotted."""
+    Ks = list(dict.fromkeys(r["K"] for r in rows))
+    if len(axes) < len(Ks):
+        raise ValueError(f"axes must hold one panel per K ({len(Ks)}), got {len(axes)}")
+    colors = {"relu": "C0", "reglu": "C1"}
+    for ax, K in zip(axes, Ks):
+        mine = [r for r in rows if r["K"] == K]
+        ns = [r["n"] for r in mine]
+        ax.plot(ns, [r["moe"] if r["moe"] is not None else np.nan for r in mine], "k-", marker="o",
+                label=f"MoE, E = K, m = {mine[0]['m']}")
+        for act, match in _MOE_DENSE:
+            key = f"{act}_{match}"
+            ax.plot(ns, [r[key] if r[key] is not None else np.nan for r in mine], "-" if match == "params" else "--",
+                    color=colors[act], marker="s" if match == "params" else "^", ms=4,
+                    label=f"{_MOE_ACT[act]}, width {mine[0][f'{key}_width']} ({'params' if match == 'params' else 'FLOPs'})")
+        ax.axhline(LABEL_NOISE_VARIANCE, color="0.6", ls=":", lw=1, label="label-noise variance")
+        ax.set(xscale="log", yscale="log", xlabel="training examples n", title=f"K = {K}")
+        ax.set_xticks(ns, [f"{v:g}" for v in ns])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("test MSE")

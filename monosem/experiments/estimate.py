@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from ..profiles import Profile, get_profile
 from .cache import Job
-from .sweeps import FIGURES, sweep
+from .sweeps import FIGURES, MIXED_LINK_D, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [
     "paper_cost_estimate",
@@ -60,6 +60,7 @@ __all__ = [
     "DEVICES",
     "ACTIVATION_PASSES",
     "mlp_update_seconds",
+    "moe_update_seconds",
     "kernel_fit_seconds",
     "page_seconds",
     "PAGES",
@@ -133,6 +134,26 @@ def mlp_update_seconds(width: int, batch: int, d: int, activation: str, device: 
     return stack * per_network + LAUNCHES_PER_STEP * device.launch
 
 
+#: a mixture-of-experts update against the dense first layer it evaluates (the model above at
+#: width E m: :class:`~monosem.models.MoE` computes every expert's pre-activations): the routing
+#: (softmax, argmax, gathers), the load-balancing loss and autograd's bookkeeping. Measured on
+#: one thread of this machine, under load, at batch 512: 1.0 ms (E = 10, m = 25) and 1.2 ms
+#: (E = 50, m = 4) per update, against 0.61 and 0.49 ms modelled; the larger ratio, rounded up
+MOE_UPDATE_FACTOR = 2.5
+#: kernel launches per step of a mixture's stack: autograd's forward and backward of the routing
+#: and the experts (about 40 operations each way) and Adam on six tensors; an estimate
+MOE_LAUNCHES_PER_STEP = 120
+
+
+def moe_update_seconds(n_experts: int, expert_width: int, batch: int, d: int, device: DeviceModel, stack: int = 1) -> float:
+    """Seconds of one update of a stack of ``stack`` top-1 mixtures of ``n_experts`` ReLU experts
+    of width ``expert_width``: :data:`MOE_UPDATE_FACTOR` times a dense ReLU update of width E m
+    (:func:`mlp_update_seconds`, without its launches), plus :data:`MOE_LAUNCHES_PER_STEP`
+    launches."""
+    dense = mlp_update_seconds(n_experts * expert_width, batch, d, "relu", device, stack) - LAUNCHES_PER_STEP * device.launch
+    return MOE_UPDATE_FACTOR * dense + MOE_LAUNCHES_PER_STEP * device.launch
+
+
 def _cpu_rfm_seconds(n: int) -> float:
     """One-thread RFM seconds at ``n``: the power law through the recorded times."""
     ns = sorted(CPU_RFM_SECONDS)
@@ -196,15 +217,34 @@ def _overlap_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
 
 
+def _moe_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 09's mixture-of-experts sweep: per K, the mixtures (one stack of the grid's n and
+    runs) and the dense networks at the matched widths (a width both accountings give, once),
+    every network charged to the update cap."""
+    g, s = P.moe, P.sample_efficiency
+    if g is None:
+        return {}
+    cells = len(g.ns) * g.runs
+    moes = dense = 0.0
+    for K in g.Ks:
+        m = moe_expert_width(K, P)
+        moes += s.max_steps * moe_update_seconds(K, m, s.batch, MIXED_LINK_D, device, cells)
+        for act, w in {(act, w) for (act, _), w in moe_dense_widths(K, P, m).items()}:
+            dense += s.max_steps * mlp_update_seconds(w, s.batch, MIXED_LINK_D, act, device, cells)
+    return {"mixtures of experts": moes, "dense nets at matched parameters and FLOPs": dense}
+
+
 def _beyond_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
     """Page 09: the overlap sweep, and the swaps sweep's two new pipelines (per-gate Laplace
-    fits) plus whatever of it page 05 has not computed (its source networks and kernels)."""
+    fits) plus whatever of it page 05 has not computed (its source networks and kernels), and
+    the mixture-of-experts sweep (:func:`_moe_seconds`)."""
     w, g, s = P.swaps, P.gates, P.sample_efficiency
     new = [(K, n) for K in w.Ks for n in w.ns if K not in g.Ks or n not in g.ns]
     swapped = sum(kernel_fit_seconds("laplace", n, device, K) for K in w.Ks for n in w.ns) * 2 * w.runs
     rest = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, len(new) * w.runs) if new else 0.0
     rest += sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K, n in new for _ in (0, 1)) * w.runs
-    return _overlap_seconds(P, device) | {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
+    return (_overlap_seconds(P, device) | {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
+            | _moe_seconds(P, device))
 
 
 #: the pages whose work the model counts, and how

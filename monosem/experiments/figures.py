@@ -79,6 +79,10 @@ def plot_figure(
     P = get_profile(profile)
     if records is None:
         records = cached_records(figure, P, cache or ResultCache(), Ks=Ks, methods=methods)
+    if figure == "moe":
+        # two dense cells per activation and (K, n) (matched parameters, matched FLOPs): pooling
+        # them by method, as below, would mix two networks; page 09's panels tell them apart
+        return _plot_moe(P, records, source)
     cells = aggregate(records, metric)
     grid = getattr(P, FIGURES[figure].sizes)
     # one panel per K that has at least one cell (a partial cache draws what it has)
@@ -104,4 +108,20 @@ def plot_figure(
         fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(4, len(legend)))
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else ""))
+    return fig
+
+
+def _plot_moe(P: Profile, records: dict, source: str = "") -> plt.Figure:
+    """Page 09's mixture-of-experts sweep: one panel per K (:func:`~.beyond.plot_moe`)."""
+    from . import beyond
+
+    rows = beyond.moe_rows(records)
+    if not rows:
+        raise ValueError(f"no results of moe at profile {P.name!r} to draw: run `python -m monosem run moe --profile {P.name}` first")
+    n_panels = len({r["K"] for r in rows})
+    with plots.paper_style():
+        fig, axes = plt.subplots(1, n_panels, figsize=(3.6 * n_panels, 3.4), squeeze=False, layout="constrained")
+        beyond.plot_moe(rows, list(axes[0]))
+        scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
+        fig.suptitle(FIGURES["moe"].title + scale + (f", {source}" if source else ""), fontsize=8)
     return fig

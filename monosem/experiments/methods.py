@@ -1,4 +1,5 @@
-"""What one job computes: every method of Figures 2, 4 and 6 on one (K, n, run) data set.
+"""What one job computes: every method of Figures 2, 4 and 6 on one (K, n, run) data set (and
+page 09's mixture of experts, ``moe-*``).
 
 Each ``compute_*`` function takes a :class:`~monosem.experiments.cache.Job` and returns a dict of
 metrics (JSON-friendly). :func:`compute` dispatches on ``job.method``. All methods of one
@@ -24,12 +25,14 @@ from ..data import mixed_link_model
 from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
-from ..models import MLP, MLPStack
+from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
 from .cache import Job, ResultCache
+from .sweeps import MIXED_LINK_D
 
-__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "max_stack", "stop_reason", "specialization_metrics"]
+__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
+           "specialization_metrics"]
 
 
 #: stacks never exceed this many networks (beyond it a GPU gains nothing from batching)
@@ -62,7 +65,11 @@ def max_stack(job: Job | None = None) -> int:
     if job is None:
         return 16
     p = job.param_dict
-    per_network = step_memory_bytes(p["width"], p["batch"], p["activation"], mixed_link_model(job.K).d, _dtype(job))
+    # a mixture evaluates every expert's first layer (a dense layer of width E m) and keeps the
+    # autograd graph of its routing besides: charged as twice a dense network of width E m
+    moe = job.method.startswith("moe-")
+    width = p["width"] * p["n_experts"] if moe else p["width"]
+    per_network = (2 if moe else 1) * step_memory_bytes(width, p["batch"], p["activation"], mixed_link_model(job.K).d, _dtype(job))
     free, _total = torch.cuda.mem_get_info(dev)
     return int(min(MAX_STACK_CAP, max(1, GPU_MEMORY_SHARE * free // per_network)))
 
@@ -254,6 +261,128 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     return out
 
 
+# ------------------------------------------------------------------- mixtures of experts
+#: the tensors a saved mixture holds (besides its job's key)
+_MOE_TENSORS = MoE.param_names
+
+
+def _moe_of(job: Job, device=None) -> MoE:
+    """A fresh (untrained) mixture of a ``moe-*`` job's architecture: E = ``n_experts`` experts
+    of width ``width``, initialized from the run's model seed 1000 + r, as the MLP cells."""
+    p = job.param_dict
+    return MoE(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], seed=1000 + job.run, aux_weight=p["aux_weight"],
+               router_scale=p["router_scale"], device=device)
+
+
+def load_moe(job: Job, cache: ResultCache, device=None) -> MoE:
+    """The trained mixture of a ``moe-*`` job from the cache (no pickle: weights_only=True).
+
+    As :func:`load_mlp`: the file carries its job's key; an unreadable file, one of another job or
+    one whose tensors do not fit the job's architecture is moved aside (``*.corrupt``, with a
+    warning) and ``FileNotFoundError`` raised, so that the caller retrains that one mixture
+    (:func:`trained_moe`)."""
+    path = _model_path(cache, job)
+    if path is None or not path.exists():
+        raise FileNotFoundError(f"no trained mixture for {job.label()} in {cache.root}")
+    moe = _moe_of(job, device)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        key = state.pop("key", None) if isinstance(state, dict) else None
+        if key is not None and key != job.key():
+            raise ValueError(f"it holds the mixture of job {key}, not {job.key()}")
+        if not isinstance(state, dict) or set(state) != set(_MOE_TENSORS):
+            raise ValueError("not a saved mixture of experts")
+        moe = moe.to(state["W"].dtype)
+        with torch.no_grad():
+            for name, value in state.items():
+                if getattr(moe, name).shape != value.shape:
+                    raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's mixture {tuple(getattr(moe, name).shape)}")
+                getattr(moe, name).copy_(value)
+    except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
+        quarantine(path, str(err) or type(err).__name__)
+        raise FileNotFoundError(f"no usable trained mixture for {job.label()}") from err
+    return moe
+
+
+def trained_moe(job: Job, cache: ResultCache) -> MoE:
+    """The trained mixture of a ``moe-*`` job: loaded from the cache, or (never trained, or its
+    file damaged and moved aside by :func:`load_moe`) trained again, its record rewritten and
+    its network saved, as a gated cell retrains a damaged source network."""
+    try:
+        if not cache.has(job):
+            raise FileNotFoundError(job.label())
+        return load_moe(job, cache)
+    except FileNotFoundError:
+        t0 = time.perf_counter()
+        (metrics,) = _train_moes([job], cache)
+        cache.save(job, metrics, time.perf_counter() - t0, device=str(get_device()))
+        return load_moe(job, cache)
+
+
+def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any]]:
+    """Train the mixture-of-experts cells ``jobs`` (same method and settings) as one
+    :class:`~monosem.models.MoEStack`, exactly as :func:`_train_mlps` trains MLP cells: model i
+    from seed 1000 + r on the first n_i examples of its run's pool, the A.2 protocol of its key
+    (the objective: MSE + ``aux_weight`` x the Switch Transformer's load-balancing loss; the
+    reported and stopping MSE: plain), periodic checkpoints beside the cache.
+
+    Recorded besides the MLP cells' training metrics: the router's adjusted Rand index against the
+    true clusters on the test set (``router_ari``; ``sklearn.metrics.adjusted_rand_score``),
+    the share of test points each expert receives (``expert_load``), and the mixture's parameter
+    count and routed forward FLOPs per example (:func:`~monosem.models.parameter_count`,
+    :func:`~monosem.models.forward_flops`).
+    """
+    from sklearn.metrics import adjusted_rand_score
+
+    p = jobs[0].param_dict
+    dev = get_device()
+    n_max = max(j.n for j in jobs)
+    sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}
+    pools = [sets[(j.K, j.run)][1] for j in jobs]
+    tests = [sets[(j.K, j.run)][2] for j in jobs]
+    data = TrainData(torch.stack([X for X, _, _ in pools]), torch.stack([y for _, y, _ in pools]), n_used=tuple(j.n for j in jobs))
+    config = _a2_config(p)
+    stack = MoEStack(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], [1000 + j.run for j in jobs], aux_weight=p["aux_weight"],
+                     router_scale=p["router_scale"], device=dev, dtype=_dtype(jobs[0]))
+    ckpt = None
+    if cache is not None:
+        tag = hashlib.sha256("".join(j.key() for j in jobs).encode()).hexdigest()[:16]
+        ckpt = cache.root / "checkpoints" / f"{tag}.pt"
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+    result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} E={p['n_experts']} x {len(jobs)}")
+    out = []
+    for i, (job, moe) in enumerate(zip(jobs, result.models())):
+        Xte, yte, cte = tests[i]
+        with torch.no_grad():
+            x = Xte.to(dev, moe.W.dtype)
+            pred = moe(x).double().cpu().numpy()
+            route = moe.route(x).cpu()
+        path = _model_path(cache, job)
+        if path is not None:
+            atomic_torch_save({"key": job.key()} | {name: getattr(moe, name).detach().cpu() for name in _MOE_TENSORS}, path)
+        curve = result.history["train_mse"][:, i]
+        steps = result.history["step"]
+        ran = steps <= int(result.stop_step[i])
+        load = torch.bincount(route, minlength=moe.n_experts).double() / route.numel()
+        out.append(_robust(pred, yte) | {
+            "train_mse": float(result.best_value[i]),
+            "best_step": int(result.best_step[i]),
+            "stop_step": int(result.stop_step[i]),
+            "stop_reason": stop_reason(curve[ran], int(result.stop_step[i]), config),
+            "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
+            "stack_size": len(jobs),
+            "stack_steps_per_second": float(result.steps_per_second),
+            # does the router find the clusters? (ARI is invariant to relabelling the experts)
+            "router_ari": float(adjusted_rand_score(cte.numpy(), route.numpy())),
+            "expert_load": [float(v) for v in load],
+            "n_parameters": int(moe.n_parameters()),
+            "forward_flops": int(moe.forward_flops()),
+        })
+    if ckpt is not None and ckpt.exists():
+        ckpt.unlink()
+    return out
+
+
 def _specialization(mlp: MLP, model, by_cluster: bool = False) -> dict[str, Any]:
     """Figure 1's alignment statistics of a trained network against its data model's predictive
     directions (eq. 1), on the first branch (the ReLU / GELU units, or a gated net's gate): how
@@ -263,12 +392,14 @@ def _specialization(mlp: MLP, model, by_cluster: bool = False) -> dict[str, Any]
     it as their maximizing c_j (page 09's rare regimes)."""
     act = active_set(importance(mlp))
     W = next(iter(mlp.branches().values()))[act.to(mlp.W.device)]
-    extra = {"specialized_by_cluster": [0] * model.K} if by_cluster else {}
+    extra = {"aligned_by_cluster": [0] * model.K, "specialized_by_cluster": [0] * model.K} if by_cluster else {}
     if W.shape[0] == 0:
         return {"n_active": 0, "frac_A071": float("nan"), "frac_A090": float("nan")} | extra
     A, c = alignment(W.double().cpu(), model.directions)
     if by_cluster:
-        extra = {"specialized_by_cluster": [int(v) for v in torch.bincount(c[A >= 0.71], minlength=model.K)]}
+        # every active neuron by its best-aligned cluster c_j, and the specialized ones among them
+        extra = {"aligned_by_cluster": [int(v) for v in torch.bincount(c, minlength=model.K)],
+                 "specialized_by_cluster": [int(v) for v in torch.bincount(c[A >= 0.71], minlength=model.K)]}
     return {"n_active": int(W.shape[0]), "frac_A071": float((A >= 0.71).double().mean()),
             "frac_A090": float((A >= 0.90).double().mean())} | extra
 
@@ -363,15 +494,15 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     """Compute a batch from :func:`plan`: MLP cells of one method train as one stack."""
     if not jobs:
         return []
-    if jobs[0].method.startswith("mlp-"):
+    if jobs[0].method.startswith(("mlp-", "moe-")):
         if any(j.method != jobs[0].method or j.params != jobs[0].params for j in jobs):
-            raise ValueError("a batch of MLP cells must share the method and every setting")
-        out = _train_mlps(jobs, cache)
+            raise ValueError("a batch of MLP or mixture-of-experts cells must share the method and every setting")
+        out = (_train_mlps if jobs[0].method.startswith("mlp-") else _train_moes)(jobs, cache)
     else:
         out = []
         for job in jobs:
             if job.method not in _COMPUTE:
-                raise ValueError(f"method={job.method!r} cannot be computed; known: {sorted(_COMPUTE)} and mlp-*")
+                raise ValueError(f"method={job.method!r} cannot be computed; known: {sorted(_COMPUTE)}, mlp-* and moe-*")
             out.append(_COMPUTE[job.method](job, cache))
     return out
 
@@ -379,11 +510,11 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
 def plan(jobs: list[Job]) -> list[list[Job]]:
     """Batches for :func:`compute_many`: MLP cells with the same method and settings are stacked
     (at most :func:`max_stack` per stack, largest n first), before the gated cells that need them;
-    every other cell is on its own."""
+    mixture-of-experts cells likewise; every other cell is on its own."""
     groups: dict[tuple, list[Job]] = defaultdict(list)
     others = []
     for job in jobs:
-        if job.method.startswith("mlp-"):
+        if job.method.startswith(("mlp-", "moe-")):
             groups[(job.method, job.profile, job.params)].append(job)
         else:
             others.append(job)

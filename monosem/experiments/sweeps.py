@@ -12,12 +12,13 @@ from typing import Sequence
 
 from ..device import default_dtype
 from ..kernels.solvers import TARGET_TRAIN_MSE
-from ..models import ACTIVATIONS
-from ..profiles import Profile, SampleEfficiencySizes, get_profile
+from ..models import ACTIVATIONS, AUX_WEIGHT, ROUTER_SCALE, matched_dense_width, parameter_count
+from ..profiles import MoESizes, Profile, SampleEfficiencySizes, get_profile
 from ..train import A2_FINAL_LR_RATIO, A2_MIN_REL_IMPROVEMENT, A2_TARGET_MSE, LR_A2
 from .cache import Job
 
-__all__ = ["FIGURES", "Figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA"]
+__all__ = ["FIGURES", "Figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
+           "MIXED_LINK_D", "MOE_MATCHES", "moe_expert_width", "moe_dense_widths"]
 
 #: Appendix A.2: "Exact kernel solves ... include a ridge parameter of 10^-6".
 KERNEL_RIDGE = 1e-6
@@ -54,6 +55,11 @@ FIGURES: dict[str, Figure] = {
     # beyond the paper (page 09): cluster frequencies from a Zipf law, per-cluster test MSE
     "zipf": Figure("zipf", "Rare regimes: cluster frequencies from a Zipf law (beyond the paper)",
                    ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "bayes"), "zipf"),
+    # beyond the paper (page 09): a top-1 mixture of K experts against dense ReLU / ReGLU networks
+    # of its parameter count and of its forward FLOPs (the dense cells: plain mlp-* cells whose
+    # width is the matched one, so a width equal to Figure 2's is Figure 2's cell)
+    "moe": Figure("moe", "Explicit mixture of experts against dense MLPs at matched parameters and FLOPs (beyond the paper)",
+                  ("moe-relu", "mlp-relu", "mlp-reglu"), "moe"),
     "swaps": Figure("swaps", "Routing or features? The Section 3.3 pipeline with its gates or its metric swapped (beyond the paper)",
                     ("mlp-relu", "gated-laplace-iso", "gated-laplace", "oracle-laplace", "oracle-laplace-gc", "gated-rfm",
                      "oracle-rfm"), "swaps"),
@@ -62,6 +68,51 @@ FIGURES: dict[str, Figure] = {
 #: the paper's separation knob of the mixed-link model (eq. 3); a cell's key names gamma only
 #: when it differs, so the paper's cells are shared with Figures 2 and 4
 PAPER_GAMMA = 4.0
+
+
+#: the mixed-link model's input dimension d (Section 3.2: 10 routing + 10 predictive coordinates)
+MIXED_LINK_D = 20
+#: the two accountings a dense network is matched to a mixture by (:func:`moe_dense_widths`)
+MOE_MATCHES = ("params", "flops")
+
+
+def moe_expert_width(K: int, profile: str | Profile) -> int:
+    """The expert width m of page 09's mixture of ``K`` experts at ``profile``.
+
+    The grid's own value when it names one (``MoESizes.expert_widths``); otherwise the rule: the
+    m >= 1 whose mixture (E = K ReLU experts and the router, :func:`~monosem.models.parameter_count`
+    ``kind="moe"``) has the parameter count closest to the dense ReLU network of width
+    ``MoESizes.reference_width`` (default: the profile's ``sample_efficiency.width``, Figure 2's
+    network); of two equally close widths the smaller. So the mixture spends about Figure 2's
+    parameter budget, split over K experts and a router.
+    """
+    P = get_profile(profile)
+    sizes = _grid(FIGURES["moe"], P)
+    fixed = sizes.expert_width(K)
+    if fixed is not None:
+        return int(fixed)
+    ref = sizes.reference_width or P.sample_efficiency.width
+    d = MIXED_LINK_D
+    target = parameter_count("mlp", d, ref, "relu")
+    # parameter_count("moe", ...) = E (d + 1) + E (m (d + 2) + 1): linear in m, so the rounded
+    # solution or its neighbour
+    per_m = parameter_count("moe", d, 2, "relu", K) - parameter_count("moe", d, 1, "relu", K)
+    guess = max(1, int((target - parameter_count("moe", d, 1, "relu", K)) // per_m) + 1)
+    candidates = [m for m in (guess - 1, guess, guess + 1) if m >= 1]
+    return min(candidates, key=lambda m: (abs(parameter_count("moe", d, m, "relu", K) - target), m))
+
+
+def moe_dense_widths(K: int, profile: str | Profile, expert_width: int | None = None,
+                     activation: str = "relu") -> dict[tuple[str, str], int]:
+    """``{(dense activation, match): width}``: the widths of the dense ReLU and ReGLU networks
+    matched to page 09's mixture of ``K`` experts (width ``expert_width``, default
+    :func:`moe_expert_width`; ``activation`` experts) by parameter count (``"params"``) and by
+    forward FLOPs per example (``"flops"``), as :func:`~monosem.models.matched_dense_width`
+    rounds them (the closest count; the FLOPs of the routed computation: the router and one
+    expert)."""
+    m = expert_width if expert_width is not None else moe_expert_width(K, profile)
+    return {(act, match): matched_dense_width(K, m, MIXED_LINK_D, activation, match, dense_activation=act)
+            for act in ("relu", "reglu") for match in MOE_MATCHES}
 
 
 def _check_figure(figure: str) -> Figure:
@@ -78,17 +129,31 @@ def _grid(fig: Figure, P: Profile):
 
 
 def method_params(method: str, P: Profile, network: tuple[int, int] | None = None,
-                  sizes: SampleEfficiencySizes | None = None) -> dict:
+                  sizes: SampleEfficiencySizes | None = None, n_experts: int | None = None) -> dict:
     """Every setting a method's result depends on, at profile ``P`` (the cache key): the full
     training protocol of an MLP cell, the solver settings of a kernel cell, the source network of a
     gated cell, and the working precision. ``network``: the (width, batch) of an MLP cell
     (default: the profile's); ``sizes``: the grid whose training protocol and solver settings
-    apply (default ``P.sample_efficiency``, which Figure 4 shares).
+    apply (default ``P.sample_efficiency``, which Figure 4 shares). A mixture-of-experts cell
+    (``moe-<activation>``, page 09) needs ``n_experts``; its ``network`` is (expert width, batch),
+    by default (:func:`moe_expert_width` of K = ``n_experts``, the profile's batch).
 
     The compute functions of :mod:`.methods` read their configuration from these parameters only.
     """
     se = sizes if sizes is not None else P.sample_efficiency
     common = {"n_test": se.n_test, "dtype": str(default_dtype()).removeprefix("torch.")}
+    if method.startswith("moe-"):
+        act = method[4:]
+        if act not in ACTIVATIONS:
+            raise ValueError(f"method={method!r} is not known; the mixtures are {[f'moe-{a}' for a in ACTIVATIONS]}")
+        if n_experts is None:
+            raise ValueError(f"n_experts must be given for method={method!r} (page 09: E = K, one expert per cluster)")
+        width, batch = network if network is not None else (moe_expert_width(n_experts, P), se.batch)
+        # the A.2 protocol of an MLP cell of the experts' activation (its learning rate too:
+        # the router trains at the experts' rate), plus the mixture's own settings: E, the
+        # Switch Transformer's load-balancing weight and the router's initial scale
+        return method_params(f"mlp-{act}", P, (width, batch), se) | {
+            "n_experts": int(n_experts), "aux_weight": AUX_WEIGHT, "router_scale": ROUTER_SCALE}
     if method.startswith("mlp-"):
         act = method[4:]
         if act not in ACTIVATIONS:
@@ -138,6 +203,8 @@ def sweep(
     meths = _restrict(methods, fig.methods, lambda bad: f"methods {bad} are not part of {figure}; use some of {list(fig.methods)}")
     all_runs = _restrict(runs, range(sizes.runs), lambda bad: f"runs {bad} not in {list(range(sizes.runs))} for profile {P.name!r}")
     grid_n = _restrict(ns, sizes.ns, lambda bad: f"n={bad} not in {where}: {list(sizes.ns)}")
+    if isinstance(sizes, MoESizes):
+        return _moe_jobs(P, sizes, grid_K, meths, all_runs, grid_n)
     networks = sizes.network_sizes() if isinstance(sizes, SampleEfficiencySizes) else (None,)
     params = {
         (method, net): method_params(method, P, net) | {"n_test": sizes.n_test}
@@ -153,6 +220,31 @@ def sweep(
         for (method, _), p in params.items()
         if _declared(sizes, method, n)
     ]
+
+
+def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tuple, ns: tuple) -> list[Job]:
+    """Page 09's mixture-of-experts grid: per K, the mixture (E = K experts of width
+    :func:`moe_expert_width`) and every dense network of :func:`moe_dense_widths`, each an
+    ordinary ``mlp-*`` cell at the matched width. Which comparison asked for a dense cell is not
+    part of its key (the computation does not read it): a dense width that both accountings give
+    is one cell, listed once, and :func:`~monosem.experiments.beyond.moe_rows` finds it again from
+    the mixture's settings."""
+    se = P.sample_efficiency
+    jobs: list[Job] = []
+    for K in Ks:
+        m = moe_expert_width(K, P)
+        params = {}
+        for method in methods:
+            if method.startswith("moe-"):
+                params[(method, m)] = method_params(method, P, (m, se.batch), n_experts=K)
+            else:
+                widths = moe_dense_widths(K, P, m, activation="relu")
+                for (act, _), w in widths.items():
+                    if f"mlp-{act}" == method:
+                        params[(method, w)] = method_params(method, P, (w, se.batch))
+        jobs += [Job.make(method, K, n, r, P.name, **(p | {"n_test": sizes.n_test}))
+                 for n in ns for r in runs for (method, _), p in params.items()]
+    return list(dict.fromkeys(jobs))
 
 
 def _declared(sizes, method: str, n: int) -> bool:
