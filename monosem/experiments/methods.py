@@ -188,27 +188,76 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
     p = job.param_dict
+    return _load_network(job, cache, MLP(MIXED_LINK_D, p["width"], p["activation"], seed=1000 + job.run, device=device), "network")
+
+
+def _load_network(job: Job, cache: ResultCache, net, what: str):
+    """``net`` (a fresh module of the job's architecture) holding the job's saved tensors, or
+    ``FileNotFoundError`` after moving a damaged file aside: the loader of :func:`load_mlp` and
+    :func:`load_moe`."""
     path = _model_path(cache, job)
     if path is None or not path.exists():
-        raise FileNotFoundError(f"no trained network for {job.label()} in {cache.root}")
-    mlp = MLP(20, p["width"], p["activation"], seed=1000 + job.run, device=device)
+        raise FileNotFoundError(f"no trained {what} for {job.label()} in {cache.root}")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
         key = state.pop("key", None) if isinstance(state, dict) else None
         if key is not None and key != job.key():
-            raise ValueError(f"it holds the network of job {key}, not {job.key()}")
-        if not isinstance(state, dict) or set(state) != {"W", "b", "a", "a0"}:
-            raise ValueError("not a saved network")
-        mlp = mlp.to(state["W"].dtype)
+            raise ValueError(f"it holds the {what} of job {key}, not {job.key()}")
+        if not isinstance(state, dict) or set(state) != set(net.param_names):
+            raise ValueError(f"not a saved {what}")
+        net = net.to(state["W"].dtype)
         with torch.no_grad():
             for name, value in state.items():
-                if getattr(mlp, name).shape != value.shape:
-                    raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's network {tuple(getattr(mlp, name).shape)}")
-                getattr(mlp, name).copy_(value)
+                if getattr(net, name).shape != value.shape:
+                    raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's {what} {tuple(getattr(net, name).shape)}")
+                getattr(net, name).copy_(value)
     except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
         quarantine(path, str(err) or type(err).__name__)
-        raise FileNotFoundError(f"no usable trained network for {job.label()}") from err
-    return mlp
+        raise FileNotFoundError(f"no usable trained {what} for {job.label()}") from err
+    return net
+
+
+def _save_network(cache: ResultCache | None, job: Job, net) -> None:
+    """Store a trained network (its tensors and its job's key) beside the cache, atomically."""
+    path = _model_path(cache, job)
+    if path is not None:
+        atomic_torch_save({"key": job.key()} | {name: getattr(net, name).detach().cpu() for name in net.param_names}, path)
+
+
+def _stack_inputs(jobs: list[Job], cache: ResultCache | None):
+    """What a stack of network cells trains on: per job its data model and test set, the stacked
+    training pools (model i on the first n_i examples of its run's pool), and the checkpoint file
+    beside the cache (``None`` without a cache), so that a dropped session resumes the stack."""
+    n_max = max(j.n for j in jobs)
+    # one pool of n_max examples per (K, run): the cells of smaller n train on its prefixes
+    sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}
+    models = [sets[(j.K, j.run)][0] for j in jobs]
+    pools = [sets[(j.K, j.run)][1] for j in jobs]
+    tests = [sets[(j.K, j.run)][2] for j in jobs]
+    data = TrainData(torch.stack([X for X, _, _ in pools]), torch.stack([y for _, y, _ in pools]), n_used=tuple(j.n for j in jobs))
+    ckpt = None
+    if cache is not None:
+        tag = hashlib.sha256("".join(j.key() for j in jobs).encode()).hexdigest()[:16]
+        ckpt = cache.root / "checkpoints" / f"{tag}.pt"
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+    return models, tests, data, ckpt
+
+
+def _training_metrics(result, i: int, config: TrainConfig, stack_size: int) -> dict[str, Any]:
+    """Model ``i``'s training record: the kept checkpoint's training MSE and step, where and why
+    it stopped, its training-MSE curve up to the stop (a few hundred numbers), the stack's speed."""
+    curve = result.history["train_mse"][:, i]
+    steps = result.history["step"]
+    ran = steps <= int(result.stop_step[i])
+    return {
+        "train_mse": float(result.best_value[i]),
+        "best_step": int(result.best_step[i]),
+        "stop_step": int(result.stop_step[i]),
+        "stop_reason": stop_reason(curve[ran], int(result.stop_step[i]), config),
+        "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
+        "stack_size": stack_size,
+        "stack_steps_per_second": float(result.steps_per_second),
+    }
 
 
 def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any]]:
@@ -219,53 +268,24 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     """
     p = jobs[0].param_dict
     dev = get_device()
-    n_max = max(j.n for j in jobs)
-    # one pool of n_max examples per (K, run): the cells of smaller n train on its prefixes
-    sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}
-    models = [sets[(j.K, j.run)][0] for j in jobs]
-    pools = [sets[(j.K, j.run)][1] for j in jobs]
-    tests = [sets[(j.K, j.run)][2] for j in jobs]
-    data = TrainData(torch.stack([X for X, _, _ in pools]), torch.stack([y for _, y, _ in pools]), n_used=tuple(j.n for j in jobs))
+    models, tests, data, ckpt = _stack_inputs(jobs, cache)
     config = _a2_config(p)
-    stack = MLPStack(20, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev, dtype=_dtype(jobs[0]))
-    # periodic checkpoints beside the cache: a dropped session resumes the stack where it stopped
-    ckpt = None
-    if cache is not None:
-        tag = hashlib.sha256("".join(j.key() for j in jobs).encode()).hexdigest()[:16]
-        ckpt = cache.root / "checkpoints" / f"{tag}.pt"
-        ckpt.parent.mkdir(parents=True, exist_ok=True)
+    stack = MLPStack(MIXED_LINK_D, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev, dtype=_dtype(jobs[0]))
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
         Xte, yte, cte = tests[i]
         with torch.no_grad():
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
-        path = _model_path(cache, job)
-        if path is not None:
-            atomic_torch_save({"key": job.key()} | {name: getattr(mlp, name).detach().cpu() for name in ("W", "b", "a", "a0")}, path)
-        curve = result.history["train_mse"][:, i]
-        steps = result.history["step"]
-        ran = steps <= int(result.stop_step[i])
-        out.append(_robust(pred, yte, **_per_cluster(job, cte)) | {
-            "train_mse": float(result.best_value[i]),
-            "best_step": int(result.best_step[i]),
-            "stop_step": int(result.stop_step[i]),
-            "stop_reason": stop_reason(curve[ran], int(result.stop_step[i]), config),
-            # the training-MSE curve at every evaluation up to the stop (a few hundred numbers)
-            "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
-            "stack_size": len(jobs),
-            "stack_steps_per_second": float(result.steps_per_second),
-        } | _specialization(mlp, models[i], by_cluster="zipf" in job.param_dict))
+        _save_network(cache, job, mlp)
+        out.append(_robust(pred, yte, **_per_cluster(job, cte)) | _training_metrics(result, i, config, len(jobs))
+                   | _specialization(mlp, models[i], by_cluster="zipf" in job.param_dict))
     if ckpt is not None and ckpt.exists():
         ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
 
 
 # ------------------------------------------------------------------- mixtures of experts
-#: the tensors a saved mixture holds (besides its job's key)
-_MOE_TENSORS = MoE.param_names
-
-
 def _moe_of(job: Job, device=None) -> MoE:
     """A fresh (untrained) mixture of a ``moe-*`` job's architecture: E = ``n_experts`` experts
     of width ``width``, initialized from the run's model seed 1000 + r, as the MLP cells."""
@@ -281,27 +301,7 @@ def load_moe(job: Job, cache: ResultCache, device=None) -> MoE:
     one whose tensors do not fit the job's architecture is moved aside (``*.corrupt``, with a
     warning) and ``FileNotFoundError`` raised, so that the caller retrains that one mixture
     (:func:`trained_moe`)."""
-    path = _model_path(cache, job)
-    if path is None or not path.exists():
-        raise FileNotFoundError(f"no trained mixture for {job.label()} in {cache.root}")
-    moe = _moe_of(job, device)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        key = state.pop("key", None) if isinstance(state, dict) else None
-        if key is not None and key != job.key():
-            raise ValueError(f"it holds the mixture of job {key}, not {job.key()}")
-        if not isinstance(state, dict) or set(state) != set(_MOE_TENSORS):
-            raise ValueError("not a saved mixture of experts")
-        moe = moe.to(state["W"].dtype)
-        with torch.no_grad():
-            for name, value in state.items():
-                if getattr(moe, name).shape != value.shape:
-                    raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's mixture {tuple(getattr(moe, name).shape)}")
-                getattr(moe, name).copy_(value)
-    except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
-        quarantine(path, str(err) or type(err).__name__)
-        raise FileNotFoundError(f"no usable trained mixture for {job.label()}") from err
-    return moe
+    return _load_network(job, cache, _moe_of(job, device), "mixture")
 
 
 def trained_moe(job: Job, cache: ResultCache) -> MoE:
@@ -336,19 +336,10 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
 
     p = jobs[0].param_dict
     dev = get_device()
-    n_max = max(j.n for j in jobs)
-    sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}
-    pools = [sets[(j.K, j.run)][1] for j in jobs]
-    tests = [sets[(j.K, j.run)][2] for j in jobs]
-    data = TrainData(torch.stack([X for X, _, _ in pools]), torch.stack([y for _, y, _ in pools]), n_used=tuple(j.n for j in jobs))
+    _, tests, data, ckpt = _stack_inputs(jobs, cache)
     config = _a2_config(p)
     stack = MoEStack(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], [1000 + j.run for j in jobs], aux_weight=p["aux_weight"],
                      router_scale=p["router_scale"], device=dev, dtype=_dtype(jobs[0]))
-    ckpt = None
-    if cache is not None:
-        tag = hashlib.sha256("".join(j.key() for j in jobs).encode()).hexdigest()[:16]
-        ckpt = cache.root / "checkpoints" / f"{tag}.pt"
-        ckpt.parent.mkdir(parents=True, exist_ok=True)
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} E={p['n_experts']} x {len(jobs)}")
     out = []
     for i, (job, moe) in enumerate(zip(jobs, result.models())):
@@ -357,22 +348,9 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             x = Xte.to(dev, moe.W.dtype)
             pred = moe(x).double().cpu().numpy()
             route = moe.route(x).cpu()
-        path = _model_path(cache, job)
-        if path is not None:
-            atomic_torch_save({"key": job.key()} | {name: getattr(moe, name).detach().cpu() for name in _MOE_TENSORS}, path)
-        curve = result.history["train_mse"][:, i]
-        steps = result.history["step"]
-        ran = steps <= int(result.stop_step[i])
+        _save_network(cache, job, moe)
         load = torch.bincount(route, minlength=moe.n_experts).double() / route.numel()
-        out.append(_robust(pred, yte) | {
-            "train_mse": float(result.best_value[i]),
-            "best_step": int(result.best_step[i]),
-            "stop_step": int(result.stop_step[i]),
-            "stop_reason": stop_reason(curve[ran], int(result.stop_step[i]), config),
-            "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
-            "stack_size": len(jobs),
-            "stack_steps_per_second": float(result.steps_per_second),
-            # does the router find the clusters? (ARI is invariant to relabelling the experts)
+        out.append(_robust(pred, yte) | _training_metrics(result, i, config, len(jobs)) | {
             "router_ari": float(adjusted_rand_score(cte.numpy(), route.numpy())),
             "expert_load": [float(v) for v in load],
             "n_parameters": int(moe.n_parameters()),
