@@ -167,12 +167,15 @@ def test_findings_follow_the_numbers():
     assert max(len(line) for line in text.splitlines()) <= 80
     lines = text.splitlines()
     at_params = lines[lines.index(next(x for x in lines if "matched parameters" in x)):]
-    assert "wins at 1 of 2 n" in at_params[0]
+    assert "wins at 1, loses at 1 of 2 n" in at_params[0]
     assert "MoE / ReGLU (the better dense) = 0.50: wins, 2.00x lower MSE" in at_params[1]
     assert "MoE / ReLU (the better dense) = 2.00: loses, 2.00x higher MSE" in at_params[2]
     flops = next(x for x in lines if "matched FLOPs" in x)
     assert "the MoE loses at every n" in flops
-    assert "at matched parameters: the MoE wins 1 of 2" in text and "at matched FLOPs: the MoE wins 0 of 2" in text
+    assert "at matched parameters: the MoE wins 1, loses 1 of 2" in text and "at matched FLOPs: the MoE wins 0, loses 2 of 2" in text
+    # within the tie band a ratio is neither a win nor a loss (one run: no spread measured)
+    tie = beyond.moe_findings([_row(moe=0.099, relu_params=0.1, reglu_params=0.2, relu_flops=0.1, reglu_flops=0.2)])
+    assert "a tie (within 5%)" in tie and "wins 0, loses 0 of 1" in tie and "ties at 1 of 1 n" in tie
     assert "the MoE wins at every n" in beyond.moe_findings([_row(moe=0.01)])
     assert "not every network computed yet" in beyond.moe_findings([_row(moe=None)])
     assert "the MoE wins" not in beyond.moe_findings([]) and beyond.format_moe([_row()])

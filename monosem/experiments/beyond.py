@@ -45,7 +45,7 @@ from .methods import specialization_metrics
 from .sweeps import MIXED_LINK_D, MOE_MATCHES, PAPER_GAMMA, moe_dense_widths, moe_expert_width
 
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap",
-           "swap_rows", "format_swaps", "swap_findings", "plot_swaps",
+           "swap_rows", "format_swaps", "swap_findings", "plot_swaps", "MOE_TIE_BAND",
            "zipf_rows", "format_zipf", "zipf_findings", "plot_zipf",
            "moe_rows", "format_moe", "moe_accounting", "moe_findings", "plot_moe"]
 
@@ -560,9 +560,14 @@ def moe_accounting(profile: str | Profile) -> str:
     return "\n".join(lines)
 
 
-def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int, int]:
-    """The lines of one accounting's verdict for the rows of one K, and (wins, compared)."""
-    lines, wins, compared = [], 0, 0
+#: ratios MoE / dense within this band of 1 are reported as ties, not wins or losses: the sweep
+#: has one run per cell, so the seed-to-seed spread is not measured (our choice)
+MOE_TIE_BAND = 0.05
+
+
+def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int, int, int]:
+    """The lines of one accounting's verdict for the rows of one K, and (wins, losses, compared)."""
+    lines, wins, losses, compared = [], 0, 0, 0
     for r in rows:
         dense = {act: r[f"{act}_{match}"] for act in ("relu", "reglu") if r[f"{act}_{match}"] is not None}
         if r["moe"] is None or not dense:
@@ -571,15 +576,16 @@ def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int
         best = min(dense, key=dense.get)
         ratio = r["moe"] / dense[best]
         compared += 1
-        if ratio < 1:
+        if ratio < 1 - MOE_TIE_BAND:
             wins += 1
             how = f"wins, {1 / ratio:.2f}x lower MSE"
-        elif ratio > 1:
+        elif ratio > 1 + MOE_TIE_BAND:
+            losses += 1
             how = f"loses, {ratio:.2f}x higher MSE"
         else:
-            how = "ties"
+            how = f"a tie (within {100 * MOE_TIE_BAND:.0f}%)"
         lines.append(f"    n = {r['n']}: MoE / {_MOE_ACT[best]} (the better dense) = {ratio:.2f}: {how}")
-    return lines, wins, compared
+    return lines, wins, losses, compared
 
 
 def moe_findings(rows: list[dict[str, Any]]) -> str:
@@ -589,17 +595,19 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
     recovery (ARI) and the experts it uses; a last line counts the wins over the grid."""
     if not rows:
         return "no mixture-of-experts cell computed yet"
-    lines, totals = [], {match: [0, 0] for match in MOE_MATCHES}
+    lines, totals = [], {match: [0, 0, 0] for match in MOE_MATCHES}
     for K in dict.fromkeys(r["K"] for r in rows):
         mine = [r for r in rows if r["K"] == K]
         lines.append(f"K = {K} (E = {mine[0]['E']} experts of width {mine[0]['m']}):")
         for match in MOE_MATCHES:
-            body, wins, compared = _moe_verdict(mine, match)
-            totals[match][0] += wins
-            totals[match][1] += compared
+            body, wins, losses, compared = _moe_verdict(mine, match)
+            for k, v in enumerate((wins, losses, compared)):
+                totals[match][k] += v
             label = "matched parameters" if match == "params" else "matched FLOPs"
+            ties = compared - wins - losses
             summary = ("no n computed yet" if not compared else "the MoE wins at every n" if wins == compared
-                       else "the MoE loses at every n" if wins == 0 else f"the MoE wins at {wins} of {compared} n")
+                       else "the MoE loses at every n" if losses == compared
+                       else f"the MoE wins at {wins}, loses at {losses}" + (f", ties at {ties}" if ties else "") + f" of {compared} n")
             lines += [f"  {label}: {summary}", *body]
         aris = [r["router_ari"] for r in mine if r["router_ari"] is not None]
         used = [r["experts_used"] for r in mine if r["experts_used"] is not None]
@@ -609,9 +617,10 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
         if used:
             span = f"{min(used)}" if min(used) == max(used) else f"{min(used)} to {max(used)}"
             lines.append(f"  experts receiving test points: {span} of {mine[0]['E']}")
-    for match, (wins, compared) in totals.items():
+    for match, (wins, losses, compared) in totals.items():
         label = "parameters" if match == "params" else "FLOPs"
-        lines.append(f"over the grid, at matched {label}: the MoE wins {wins} of {compared} (K, n) cells")
+        lines.append(f"over the grid, at matched {label}: the MoE wins {wins}, loses {losses} of {compared} (K, n) cells")
+    lines.append(f"(a tie: MoE / dense within {100 * MOE_TIE_BAND:.0f}% of 1; one run per cell, no spread measured)")
     return "\n".join(lines)
 
 
