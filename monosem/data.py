@@ -49,6 +49,7 @@ __all__ = [
     "noiseless_routing_mixture",
     "farthest_point_directions",
     "zipf_weights",
+    "drifted_model",
     "TRAIN_SEED_BASE",
     "TEST_SEED_BASE",
     "LINK_SEED_BASE",
@@ -429,6 +430,26 @@ def figure1_model() -> ClusteredSingleIndexModel:
         balanced=False,
         info={"blocks": {"routing": (0, K), "predictive": (K, 2 * K), "nuisance": (2 * K, d)}},
     )
+
+
+def drifted_model(model: ClusteredSingleIndexModel, angle: float) -> ClusteredSingleIndexModel:
+    """Beyond the paper (page 09, drift): the same mixture (means, covariance, links, noise) with
+    every predictive direction rotated by ``angle`` degrees toward a fresh coordinate,
+
+        v'_c = cos(angle) v_c + sin(angle) e_{2K+c},
+
+    where coordinates 2K..3K-1 are nuisance coordinates no cluster reads (:func:`figure1_model`:
+    d = 40, K = 10). At 90 degrees every cluster reads a coordinate it never read before. A sample
+    of the same seed has the same x and c and the new y."""
+    K, d = model.K, model.d
+    if not (isinstance(angle, (int, float)) and math.isfinite(angle)):
+        raise ValueError(f"angle={angle!r} must be a finite number of degrees")
+    if d < 3 * K or bool(model.directions[:, 2 * K:3 * K].abs().gt(0).any()) or bool(model.means[:, 2 * K:3 * K].abs().gt(0).any()):
+        raise ValueError(f"drifted_model needs coordinates {2 * K}..{3 * K - 1} unused by the means and directions (d >= 3K)")
+    t = math.radians(float(angle))
+    fresh = _unit_basis(K, d, 2 * K)
+    return dataclasses.replace(model, directions=math.cos(t) * model.directions + math.sin(t) * fresh,
+                               info=model.info | {"drift_angle": float(angle)})
 
 
 def zipf_weights(K: int, exponent: float) -> torch.Tensor:

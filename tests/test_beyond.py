@@ -103,3 +103,19 @@ def test_beyond_figures_plot_from_the_cli(figure, tmp_path, monkeypatch):
     out = tmp_path / f"{figure}.png"
     assert main(["plot", figure, "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000
+
+
+def test_drift_at_smoke_counts_add_up():
+    rows = beyond.drift_runs("smoke", angles=(60.0,))
+    (r,) = rows
+    assert r["realigned"] + r["recruited"] <= r["spec_phase2"] <= r["active_phase2"]
+    assert r["realigned"] + r["lost"] <= r["spec_phase1"] <= r["active_phase1"]
+    assert all(math.isfinite(r[k]) for k in ("continued_test", "scratch_test", "phase1_test_old", "phase1_test_new"))
+    text = beyond.format_drift(rows) + "\n" + beyond.drift_findings(rows)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    # the verdict follows the numbers
+    made = dict(r) | {"spec_phase2": 10, "realigned": 7, "recruited": 3, "realigned_cosine": 0.8,
+                      "continued_test": 0.1, "scratch_test": 0.2}
+    assert "mostly re-aligned" in beyond.drift_findings([made]) and "phase 1 helps" in beyond.drift_findings([made])
+    made |= {"realigned": 2, "recruited": 8, "continued_test": 0.3}
+    assert "mostly recruited" in beyond.drift_findings([made]) and "phase 1 hurts" in beyond.drift_findings([made])

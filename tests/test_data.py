@@ -278,3 +278,20 @@ def test_zipf_weights_sampling_and_bayes_prior():
         paper.with_weights(torch.ones(3, dtype=torch.float64))
     with pytest.raises(ValueError, match="balanced"):
         rare.sample(10, seed=0, balanced=True)
+
+
+def test_drifted_model_rotates_the_directions_toward_fresh_coordinates():
+    m = data.figure1_model()
+    for angle in (0.0, 30.0, 90.0):
+        d = data.drifted_model(m, angle)
+        torch.testing.assert_close(d.directions.norm(dim=1), torch.ones(10, dtype=torch.float64))
+        cos = (d.directions * m.directions).sum(dim=1)
+        torch.testing.assert_close(cos, torch.full((10,), math.cos(math.radians(angle)), dtype=torch.float64))
+        assert torch.equal(d.means, m.means) and d.links == m.links
+    x, y, c = m.sample(200, 5)
+    x2, y2, c2 = data.drifted_model(m, 60.0).sample(200, 5)
+    assert torch.equal(x, x2) and torch.equal(c, c2) and not torch.allclose(y, y2)
+    with pytest.raises(ValueError, match="unused"):
+        data.drifted_model(data.mixed_link_model(10), 30.0)
+    with pytest.raises(ValueError, match="angle"):
+        data.drifted_model(m, float("inf"))

@@ -195,7 +195,7 @@ def test_validation_and_cost_model():
         sweep("moe", "cpu", Ks=[3])
     with pytest.raises(ValueError, match="one panel per K"):
         beyond.plot_moe([_row(K=10), _row(K=50)], [None])
-    parts = page_seconds("09_beyond", "cpu", "cpu-thread")
+    parts = page_seconds("10_beyond_experts", "cpu", "cpu-thread")
     # the cpu sweep's networks at the update cap: a few one-thread minutes
     moe_part = parts["mixtures of experts"] + parts["dense nets at matched parameters and FLOPs"]
     assert 60 < moe_part < 15 * 60

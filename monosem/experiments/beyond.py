@@ -19,6 +19,11 @@ load-balancing loss: Fedus, Zoph & Shazeer 2022; Shazeer et al. 2017) beside den
 networks with its parameter count and, separately, with its forward FLOPs per example, on Figure
 2's data and protocol; the router's partition is scored against the true clusters (ARI).
 
+Question 5, **drift** (:func:`drift_runs`): on the Figure 1 model, a network trained on the
+original predictive directions continues on directions rotated toward fresh coordinates; which
+of its specialized neurons re-align and which are recruited, against a network trained from
+scratch on the drifted task.
+
 Question 4, **routing or features?** The MLP-gated predictor of Section 3.3 does two things with
 the trained network: it *routes* every point to a gate (K-means on the contribution profiles)
 and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep ``swaps``
@@ -47,7 +52,8 @@ from .sweeps import MIXED_LINK_D, MOE_MATCHES, PAPER_GAMMA, moe_dense_widths, mo
 __all__ = ["bayes_risks", "overlap_rows", "format_overlap", "overlap_findings", "plot_overlap",
            "swap_rows", "format_swaps", "swap_findings", "plot_swaps", "MOE_TIE_BAND",
            "zipf_rows", "format_zipf", "zipf_findings", "plot_zipf",
-           "moe_rows", "format_moe", "moe_accounting", "moe_findings", "plot_moe"]
+           "moe_rows", "format_moe", "moe_accounting", "moe_findings", "plot_moe",
+           "DRIFT_ANGLES", "drift_runs", "format_drift", "drift_findings"]
 
 #: the methods of the overlap table, in column order, and their labels
 _COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "gated-rfm": "gated", "oracle-rfm": "oracle",
@@ -648,3 +654,144 @@ def plot_moe(rows: list[dict[str, Any]], axes) -> None:
         ax.xaxis.set_minor_locator(NullLocator())
         ax.legend(fontsize=6)
     axes[0].set_ylabel("test MSE")
+
+
+# ------------------------------------------------------------------------------------ drift
+#: the drift angles of page 09's fifth question, in degrees (v_c rotated toward a fresh coordinate)
+DRIFT_ANGLES = (30.0, 60.0, 90.0)
+#: the specialization threshold of Figure 1 (A_j >= 1/sqrt 2: half the squared norm on one v_c)
+_A_SPECIALIZED = 0.71
+
+
+def _phase_data(model, sizes, device):
+    """Figure 1's training, validation and test sets (Appendix A.1 sizes and our sample seeds)
+    drawn from ``model``: a drifted model gives the same inputs and clusters, new targets."""
+    from .specialization import FIGURE1_SAMPLE_SEEDS
+    from ..train import TrainData
+
+    x, y, _ = model.sample(sizes.n_train, FIGURE1_SAMPLE_SEEDS["train"], device=device)
+    xv, yv, _ = model.sample(sizes.n_val, FIGURE1_SAMPLE_SEEDS["val"], device=device)
+    xt, yt, _ = model.sample(sizes.n_test, FIGURE1_SAMPLE_SEEDS["test"], device=device)
+    return TrainData(x, y, xv, yv), (xt, yt)
+
+
+def _aligned(net, directions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The active neurons of ``net`` (indices), their A_j and maximizing c_j against ``directions``."""
+    from ..specialization import active_set, alignment, importance
+
+    act = active_set(importance(net))
+    A, c = alignment(net.W.detach()[act.to(net.W.device)].double().cpu(), directions)
+    return act.cpu(), A, c
+
+
+def drift_runs(profile: str | Profile, angles=DRIFT_ANGLES, *, activation: str = "relu", device=None) -> list[dict[str, Any]]:
+    """Page 09, question 5: do specialized neurons follow drifting predictive directions?
+
+    On :func:`~monosem.data.figure1_model` (the model of Figure 1, whose neurons specialize
+    strongly) a ``activation`` network of the profile's Figure 1 sizes is trained as Appendix A.1
+    (the reading :data:`~monosem.experiments.specialization.FIGURE1_READING`, the A.1 rate, the
+    validation-selected checkpoint, ``max_steps_relu`` updates for ReLU): phase 1 on the original
+    directions; then, for every angle, phase 2 continues the *same* network (a fresh Adam state
+    and schedule: a new run started from the phase-1 weights, our choice) on
+    :func:`~monosem.data.drifted_model` data for as many updates; beside it a network trained on
+    the drifted data from scratch with the same budget. Returns one dict per angle: the test MSE
+    of the continued and the scratch network on the drifted task (and of the phase-1 network on
+    both tasks), and the specialized neurons (A_j >= 0.71): after phase 1 against the old
+    directions, after phase 2 against the new ones, and how many of the latter are the same
+    neurons re-aligned (same cluster), recruited (not specialized after phase 1), or lost."""
+    from ..data import drifted_model, figure1_model
+    from ..device import get_device
+    from ..models import MLP, MLPStack
+    from ..train import LR_A1, a1_config, mse, train
+    from .specialization import FIGURE1_READING
+
+    P = get_profile(profile)
+    s = P.specialization
+    dev = get_device(device)
+    old = figure1_model()
+    steps = s.max_steps_relu if activation == "relu" else s.max_steps_other
+    cfg = a1_config(activation, max_steps=steps, batch=s.batch, eval_every=s.eval_every)
+    reading = FIGURE1_READING
+    seed = s.seeds[0]
+
+    def fit(start: MLP | None, data, run_seed: int) -> MLP:
+        stack = (MLPStack.from_models([start]) if start is not None else
+                 MLPStack(old.d, s.width, activation, [run_seed], hidden_scale=reading.hidden_scale, init=reading.init,
+                          readout_lr_scale=reading.readout_lr_scale(s.width), device=dev))
+        return train(stack, data, cfg, lrs=[LR_A1[activation]], progress=False).models()[0]
+
+    data1, (xt1, yt1) = _phase_data(old, s, dev)
+    first = fit(None, data1, seed)
+    act1, A1, c1 = _aligned(first, old.directions)
+    spec1 = {int(j): int(c) for j, a, c in zip(act1, A1, c1) if a >= _A_SPECIALIZED}
+    out = []
+    for angle in angles:
+        new = drifted_model(old, angle)
+        data2, (xt2, yt2) = _phase_data(new, s, dev)
+        cont = fit(first, data2, seed)
+        scratch = fit(None, data2, seed + 1)  # another initialization: not phase 1's starting point
+        act2, A2, c2 = _aligned(cont, new.directions)
+        spec2 = {int(j): int(c) for j, a, c in zip(act2, A2, c2) if a >= _A_SPECIALIZED}
+        _, A_old, _ = _aligned(cont, old.directions)
+        _, A_s, _ = _aligned(scratch, new.directions)
+        realigned = [j for j, c in spec2.items() if spec1.get(j) == c]
+        W1, W2 = first.W.detach().double().cpu(), cont.W.detach().double().cpu()
+        moved = [float(torch.nn.functional.cosine_similarity(W1[j], W2[j], dim=0)) for j in realigned]
+        out.append({
+            "angle": float(angle), "overlap": math.cos(math.radians(angle)), "steps": steps, "width": s.width,
+            "phase1_test_old": float(mse(first, xt1, yt1)), "phase1_test_new": float(mse(first, xt2, yt2)),
+            "continued_test": float(mse(cont, xt2, yt2)), "scratch_test": float(mse(scratch, xt2, yt2)),
+            "spec_phase1": len(spec1), "active_phase1": int(len(act1)),
+            "spec_phase2": len(spec2), "active_phase2": int(len(act2)),
+            "still_old": int((A_old >= _A_SPECIALIZED).sum()), "spec_scratch": int((A_s >= _A_SPECIALIZED).sum()),
+            "realigned": len(realigned), "recruited": sum(1 for j in spec2 if j not in spec1),
+            "lost": sum(1 for j in spec1 if j not in spec2), "realigned_cosine": float(np.mean(moved)) if moved else None,
+        })
+    return out
+
+
+def format_drift(rows: list[dict[str, Any]]) -> str:
+    """The drift table as text (lines of at most 80 characters)."""
+    if not rows:
+        return "no drift run"
+    r0 = rows[0]
+    lines = [f"width {r0['width']}, {r0['steps']} updates per phase",
+             f"phase 1: {r0['spec_phase1']} of {r0['active_phase1']} active neurons specialized (A >= .71)",
+             f"{'angle':>5}{'cos':>6}{'test: cont.':>12}{'scratch':>9}{'ph.1':>8}"
+             f"{'spec.':>6}{'re-al.':>7}{'recr.':>6}{'lost':>5}{'old':>5}{'scr.':>5}"]
+    for r in rows:
+        lines.append(f"{r['angle']:>5g}{r['overlap']:>6.2f}{r['continued_test']:>12.3g}{r['scratch_test']:>9.3g}"
+                     f"{r['phase1_test_new']:>8.3g}{r['spec_phase2']:>6}{r['realigned']:>7}{r['recruited']:>6}"
+                     f"{r['lost']:>5}{r['still_old']:>5}{r['spec_scratch']:>5}")
+    lines += ["test: MSE on the drifted task of the continued network, of one trained from",
+              "scratch for as many updates, and of the phase-1 network; spec.: specialized",
+              "neurons after phase 2 (new directions), of which re-al. were specialized on",
+              "the same cluster after phase 1 and recr. were not; lost: phase-1 specialized",
+              "neurons that no longer are; old: still specialized on the old directions;",
+              "scr.: specialized neurons of the scratch network"]
+    return "\n".join(lines)
+
+
+def drift_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict per angle, computed: re-aligned or recruited (whichever supplies more of the
+    phase-2 specialized neurons), how far the re-aligned neurons moved (cosine between their
+    phase-1 and phase-2 weights), and whether phase 1 helps the drifted task (continued against
+    scratch test MSE)."""
+    lines = []
+    for r in rows:
+        total = r["spec_phase2"]
+        if total == 0:
+            lines.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
+            continue
+        which = "re-aligned" if r["realigned"] >= r["recruited"] else "recruited"
+        ratio = r["continued_test"] / r["scratch_test"]
+        lines.append(f"{r['angle']:g} degrees: of the {total} specialized neurons {100 * r['realigned'] / total:.0f}% "
+                     f"re-aligned, {100 * r['recruited'] / total:.0f}% recruited")
+        lines.append(f"  -> mostly {which}")
+        if r["realigned_cosine"] is not None:
+            lines.append(f"  re-aligned neurons: cosine {r['realigned_cosine']:.2f} with their phase-1 weights "
+                         f"(directions: {r['overlap']:.2f})")
+        lines.append(f"  {r['still_old']} active neurons are still specialized on the old directions")
+        lines.append(f"  continued / scratch test MSE {ratio:.2f}: phase 1 " + ("helps" if ratio < 1 else "hurts")
+                     + " the drifted task")
+    return "\n".join(lines)

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from ..profiles import Profile, get_profile
 from .cache import Job
 from .sweeps import FIGURES, MIXED_LINK_D, moe_dense_widths, moe_expert_width, sweep
+from .beyond import DRIFT_ANGLES
 
 __all__ = [
     "paper_cost_estimate",
@@ -235,16 +236,28 @@ def _moe_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
 
 
 def _beyond_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    """Page 09: the overlap sweep, and the swaps sweep's two new pipelines (per-gate Laplace
-    fits) plus whatever of it page 05 has not computed (its source networks and kernels), and
-    the mixture-of-experts sweep (:func:`_moe_seconds`)."""
+    """Page 09: the overlap sweep, the rare-regime sweep, and the swaps sweep's two new
+    pipelines (per-gate Laplace fits) plus whatever of it page 05 has not computed (its source
+    networks and kernels)."""
     w, g, s = P.swaps, P.gates, P.sample_efficiency
     new = [(K, n) for K in w.Ks for n in w.ns if K not in g.Ks or n not in g.ns]
     swapped = sum(kernel_fit_seconds("laplace", n, device, K) for K in w.Ks for n in w.ns) * 2 * w.runs
     rest = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, len(new) * w.runs) if new else 0.0
     rest += sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K, n in new for _ in (0, 1)) * w.runs
-    return (_overlap_seconds(P, device) | {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
-            | _moe_seconds(P, device))
+    z = P.zipf
+    zipf_cells = len(z.Ks) * len(z.ns) * len(z.exponents) * z.runs
+    zipf = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, zipf_cells) for a in ("relu", "reglu"))
+    zipf += sum(kernel_fit_seconds("rfm", n, device, c) for n in z.ns for K in z.Ks for c in (1, K)) * z.runs * len(z.exponents)
+    return (_overlap_seconds(P, device) | {"rare regimes": zipf, "swapped gated Laplace": swapped,
+                                           "swaps not shared with page 05": rest})
+
+
+def _experts_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 10: the mixture-of-experts sweep (:func:`_moe_seconds`) and the drift runs (phase 1,
+    then per angle the continued and the scratch network, at Figure 1's sizes)."""
+    f = P.specialization
+    drift = (1 + 2 * len(DRIFT_ANGLES)) * f.max_steps_relu * mlp_update_seconds(f.width, f.batch, 40, "relu", device, 1)
+    return _moe_seconds(P, device) | {"drift": drift}
 
 
 #: the pages whose work the model counts, and how
@@ -254,6 +267,7 @@ PAGES = {
     "04_sample_efficiency": _sample_efficiency_seconds,
     "05_learned_gates": _gates_seconds,
     "09_beyond": _beyond_seconds,
+    "10_beyond_experts": _experts_seconds,
 }
 
 
