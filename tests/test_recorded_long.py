@@ -79,3 +79,15 @@ def test_regime_plots_draw_the_recorded_cells():
     fig = plot_training_curves(records, target=4e-4)
     assert any(ax.get_lines() for ax in fig.axes)
     assert plot_regime(regime_cells(records)).axes
+
+
+def test_an_rfm_oracle_worse_than_its_own_iteration_0_is_flagged_and_left_out():
+    from monosem.experiments.regime import RegimeCell
+
+    good = RegimeCell(10, 100_000, kernels={"oracle-rfm": 5e-4, "oracle-laplace": 7e-3}, oracle_rfm_iterations=[7e-3, 5e-4, 4.7e-4, 5e-4])
+    bad = RegimeCell(10, 200_000, kernels={"oracle-rfm": 0.26, "oracle-laplace": 4.5e-3}, oracle_rfm_iterations=[4.5e-3, 0.97, 0.029, 0.26])
+    assert not good.oracle_rfm_unstable() and good.best_oracle() == 5e-4
+    assert bad.oracle_rfm_unstable() and bad.best_oracle() == 4.5e-3
+    # an unstable oracle with a test MSE below the Laplace oracle's is still left out
+    odd = RegimeCell(10, 200_000, kernels={"oracle-rfm": 1e-3, "oracle-laplace": 4.5e-3}, oracle_rfm_iterations=[5e-4, 0.9, 0.1, 1e-3])
+    assert odd.best_oracle() == 4.5e-3
