@@ -156,6 +156,22 @@ def mup_readout_lr_scale(width: int, base_width: int) -> float:
     return base_width / width
 
 
+def _take_model(stack, i: int, model):
+    """Copy model ``i`` of a stack's parameters into the single ``model`` (``param_names``)."""
+    with torch.no_grad():
+        for name in stack.param_names:
+            getattr(model, name).copy_(getattr(stack, name)[i])
+    return model
+
+
+def _fill_stack(stack, models):
+    """Copy the current parameters of ``models`` into ``stack``, model ``i`` at index ``i``."""
+    with torch.no_grad():
+        for name in stack.param_names:
+            getattr(stack, name).copy_(torch.stack([getattr(m, name).detach() for m in models]))
+    return stack
+
+
 def _shape_of(m) -> tuple:
     return (m.d, m.width, m.activation, m.output_scale, m.hidden_scale, m.init, m.readout_lr_scale)
 
@@ -314,16 +330,10 @@ class MLPStack(nn.Module):
 
     def unstack(self) -> list[MLP]:
         """The ``n_models`` networks as separate :class:`MLP` objects (copies)."""
-        out = []
-        for i in range(self.n_models):
-            m = MLP(self.d, self.width, self.activation, seed=self.seeds[i], hidden_scale=self.hidden_scale,
-                    output_scale=self.output_scale, init=self.init, readout_lr_scale=self.readout_lr_scale,
-                    dtype=self.W.dtype, device=self.W.device)
-            with torch.no_grad():
-                for name in ("W", "b", "a", "a0"):
-                    getattr(m, name).copy_(getattr(self, name)[i])
-            out.append(m)
-        return out
+        return [_take_model(self, i, MLP(self.d, self.width, self.activation, seed=self.seeds[i], hidden_scale=self.hidden_scale,
+                                         output_scale=self.output_scale, init=self.init, readout_lr_scale=self.readout_lr_scale,
+                                         dtype=self.W.dtype, device=self.W.device))
+                for i in range(self.n_models)]
 
     @classmethod
     def from_models(cls, models: Sequence[MLP]) -> "MLPStack":
@@ -336,10 +346,7 @@ class MLPStack(nn.Module):
                 raise ValueError("models must share d, width, activation, hidden_scale, output_scale, init and readout_lr_scale")
         stack = cls(m0.d, m0.width, m0.activation, [m.seed for m in models], hidden_scale=m0.hidden_scale, output_scale=m0.output_scale,
                     init=m0.init, readout_lr_scale=m0.readout_lr_scale, dtype=m0.W.dtype, device=m0.W.device)
-        with torch.no_grad():
-            for name in ("W", "b", "a", "a0"):
-                getattr(stack, name).copy_(torch.stack([getattr(m, name).detach() for m in models]))
-        return stack
+        return _fill_stack(stack, models)
 
     def extra_repr(self) -> str:
         return f"n_models={self.n_models}, d={self.d}, width={self.width}, activation={self.activation!r}, output_scale={self.output_scale:g}"
@@ -640,15 +647,10 @@ class MoEStack(_MoEBase):
 
     def unstack(self) -> list[MoE]:
         """The ``n_models`` mixtures as separate :class:`MoE` objects (copies)."""
-        out = []
-        for i in range(self.n_models):
-            m = MoE(self.d, self.width, self.activation, self.n_experts, seed=self.seeds[i], aux_weight=self.aux_weight,
-                    router_scale=self.router_scale, hidden_scale=self.hidden_scale, dtype=self.W.dtype, device=self.W.device)
-            with torch.no_grad():
-                for name in self.param_names:
-                    getattr(m, name).copy_(getattr(self, name)[i])
-            out.append(m)
-        return out
+        return [_take_model(self, i, MoE(self.d, self.width, self.activation, self.n_experts, seed=self.seeds[i],
+                                         aux_weight=self.aux_weight, router_scale=self.router_scale,
+                                         hidden_scale=self.hidden_scale, dtype=self.W.dtype, device=self.W.device))
+                for i in range(self.n_models)]
 
     @classmethod
     def from_models(cls, models: Sequence[MoE]) -> "MoEStack":
@@ -660,10 +662,7 @@ class MoEStack(_MoEBase):
             raise ValueError("models must share d, width, activation, n_experts, aux_weight, router_scale and hidden_scale")
         stack = cls(m0.d, m0.width, m0.activation, m0.n_experts, [m.seed for m in models], aux_weight=m0.aux_weight,
                     router_scale=m0.router_scale, hidden_scale=m0.hidden_scale, dtype=m0.W.dtype, device=m0.W.device)
-        with torch.no_grad():
-            for name in cls.param_names:
-                getattr(stack, name).copy_(torch.stack([getattr(m, name).detach() for m in models]))
-        return stack
+        return _fill_stack(stack, models)
 
     def extra_repr(self) -> str:
         return (f"n_models={self.n_models}, d={self.d}, width={self.width}, activation={self.activation!r}, "
