@@ -5,7 +5,6 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from monosem.data import figure1_model
 from monosem.models import (
     ACTIVATIONS,
     AUX_WEIGHT,
@@ -21,7 +20,7 @@ from monosem.models import (
     matched_dense_width,
     parameter_count,
 )
-from monosem.train import TrainConfig, TrainData, a2_config, mse, train
+from monosem.train import TrainConfig, a2_config, mse, train
 
 
 def _randomize(model, seed=0):
@@ -38,14 +37,6 @@ def _flops(fn) -> int:
     with FlopCounterMode(display=False) as counter:
         fn()
     return counter.get_total_flops()
-
-
-@pytest.fixture(scope="module")
-def small_data():
-    m = figure1_model()
-    x, y, _ = m.sample(600, 11)
-    xv, yv, _ = m.sample(200, 12)
-    return TrainData(x, y, xv, yv)
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)

@@ -9,14 +9,6 @@ from monosem.models import MLP, MLPStack
 from monosem.train import TrainConfig, TrainData, a1_config, a2_config, cosine_lr, replay_stopping, train
 
 
-@pytest.fixture(scope="module")
-def small_data():
-    m = figure1_model()
-    x, y, _ = m.sample(600, 11)
-    xv, yv, _ = m.sample(200, 12)
-    return TrainData(x, y, xv, yv)
-
-
 def test_cosine_schedule_end_points():
     assert cosine_lr(0, 1000, 0.016, 0.1) == pytest.approx(0.016)
     assert cosine_lr(1000, 1000, 0.016, 0.1) == pytest.approx(0.0016)
