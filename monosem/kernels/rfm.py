@@ -34,7 +34,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
     ----------
     iterations:
         Number T of AGOP metric updates; fits are made at iterations 0..T (the paper: 3).
-    bandwidth, ridge, solver, target_mse, max_iter, exact_max_n, eigenpro, device, dtype,
+    bandwidth, ridge, solver, exact_precision, target_mse, max_iter, exact_max_n, eigenpro, device, dtype,
     block_bytes, cache_bytes, random_state:
         Passed to every iteration's :class:`LaplaceKernelRegressor`. A bandwidth rule is
         recomputed after every metric update.
@@ -60,6 +60,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         normalize: str | None = "max",
         centered: bool = False,
         initial_metric=None,
+        exact_precision: str = "mixed",
         target_mse: float = TARGET_TRAIN_MSE,
         max_iter: int = 200,
         exact_max_n: int = EXACT_MAX_N,
@@ -78,6 +79,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         self.normalize = normalize
         self.centered = centered
         self.initial_metric = initial_metric
+        self.exact_precision = exact_precision
         self.target_mse = target_mse
         self.max_iter = max_iter
         self.exact_max_n = exact_max_n
@@ -91,7 +93,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
     def _laplace(self, metric) -> LaplaceKernelRegressor:
         return LaplaceKernelRegressor(
             bandwidth=self.bandwidth, metric=metric, ridge=self.ridge, solver=self.solver,
-            target_mse=self.target_mse, max_iter=self.max_iter, exact_max_n=self.exact_max_n,
+            exact_precision=self.exact_precision, target_mse=self.target_mse, max_iter=self.max_iter, exact_max_n=self.exact_max_n,
             eigenpro=self.eigenpro, device=self.device, dtype=self.dtype, block_bytes=self.block_bytes,
             cache_bytes=self.cache_bytes, random_state=self.random_state,
         )
