@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -179,21 +181,28 @@ def test_mixed_precision_exact_solve_equals_the_float64_solve(single_index):
 
 
 def test_mixed_precision_falls_back_to_float64_when_float32_cannot_factorize():
-    # near-duplicated points: K + 1e-9 I is positive definite in float64, singular in float32
+    # near-duplicated points: K + 1e-8 I is positive definite in float64, singular in float32
     g = torch.Generator().manual_seed(3)
     X = torch.randn(40, 3, generator=g, dtype=F64)
-    X = torch.cat([X, X + 1e-9 * torch.randn(40, 3, generator=g, dtype=F64)])
+    X = torch.cat([X, X + 1e-7 * torch.randn(40, 3, generator=g, dtype=F64)])
     y = torch.sin(X[:, 0])
 
     def build():
         return laplace_kernel(X, X, 1.0)
 
-    alpha, info = solve_exact(build, y, 1e-9, precision="mixed")
-    ref, _ = solve_exact(build, y, 1e-9, precision="float64")
-    assert info.details["refined"] is False and "fallback" in info.details
-    assert torch.equal(alpha, ref)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the float64 factorization needs no larger ridge
+        alpha, info = solve_exact(build, y, 1e-8, precision="mixed")
+        ref, _ = solve_exact(build, y, 1e-8, precision="float64")
+    assert info.details["refined"] is False and "float32 factorization failed" in info.details["fallback"]
+    assert info.ridge == 1e-8 and torch.equal(alpha, ref)
+    # points 100x further apart: float32 factorizes, and the refinement recovers the float64 solution
+    X[40:] = X[:40] + 1e-5 * torch.randn(40, 3, generator=g, dtype=F64)
+    alpha, info = solve_exact(build, y, 1e-8, precision="mixed")
+    ref, _ = solve_exact(build, y, 1e-8, precision="float64")
+    assert info.details["refined"] and float((alpha - ref).norm() / ref.norm()) < 1e-6
     with pytest.raises(ValueError, match="precision"):
-        solve_exact(build, y, 1e-9, precision="float16")
+        solve_exact(build, y, 1e-8, precision="float16")
 
 
 # ------------------------------------------------------------------------------ bandwidth rules
