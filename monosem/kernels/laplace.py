@@ -150,10 +150,8 @@ class KernelOperator:
         if self._buffer is None or self._buffer.shape[0] < m:
             self._buffer = torch.empty(m, self.n, device=self.Z.device, dtype=self.Z.dtype)
         out = self._buffer[:m]
-        step = block_rows(self.n, self.Z.dtype, self.block_bytes)
-        for lo in range(start, stop, step):
-            hi = min(lo + step, stop)
-            out[lo - start : hi - start] = laplace_kernel(self.Z[lo:hi], self.Z, self.bandwidth, sq1=self.sq[lo:hi], sq2=self.sq)
+        for rows, Kb in kernel_blocks(self.Z[start:stop], self.Z, self.bandwidth, self.block_bytes):
+            out[rows] = Kb
         return out
 
     def rows_matvec(self, idx: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

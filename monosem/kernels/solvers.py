@@ -93,10 +93,10 @@ def solve_exact(
         n = K.shape[0]
         K.diagonal().add_(lam)
         if precision == "mixed" and step == 0:
-            alpha, refine = _refined_solve(K, y64)
+            alpha, residual, refine = _refined_solve(K, y64)
             details.update(refine)
             if alpha is not None:
-                return alpha, _exact_info(n, lam, alpha, y64 - K @ alpha, t0, details)
+                return alpha, _exact_info(n, lam, alpha, residual, t0, details)
         _, info = torch.linalg.cholesky_ex(K, out=(K, torch.empty((), dtype=torch.int32, device=K.device)))
         if int(info) == 0:
             alpha = torch.cholesky_solve(y64.reshape(n, 1), K)[:, 0]
@@ -121,9 +121,10 @@ def _exact_info(n: int, lam: float, alpha: torch.Tensor, residual: torch.Tensor 
                      seconds=time.perf_counter() - t0, details=details)
 
 
-def _refined_solve(A: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor | None, dict]:
-    """The float64 solution of ``A alpha = y`` (A symmetric positive definite, float64) by
-    conjugate gradients preconditioned with A's float32 Cholesky factor; ``None`` when that
+def _refined_solve(A: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, dict]:
+    """The float64 solution of ``A alpha = y`` (A symmetric positive definite, float64) and its
+    residual ``y - A alpha``, by conjugate gradients preconditioned with A's float32 Cholesky
+    factor; ``(None, None, details)`` when that
     factorization fails or the residual does not reach :data:`REFINE_TOL` in
     :data:`REFINE_MAX_STEPS` steps (the caller then factorizes in float64).
 
@@ -133,7 +134,7 @@ def _refined_solve(A: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor | Non
     L = A.to(torch.float32)
     _, info = torch.linalg.cholesky_ex(L, out=(L, torch.empty((), dtype=torch.int32, device=L.device)))
     if int(info) != 0:
-        return None, {"refined": False, "fallback": "the float32 factorization failed"}
+        return None, None, {"refined": False, "fallback": "the float32 factorization failed"}
 
     def precondition(r: torch.Tensor) -> torch.Tensor:
         return torch.cholesky_solve(r.to(torch.float32).unsqueeze(1), L)[:, 0].to(torch.float64)
@@ -162,8 +163,8 @@ def _refined_solve(A: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor | Non
         p.mul_(beta).add_(z_new)
     details = {"refined": True, "refine_steps": steps, "relative_residual": rel}
     if rel > REFINE_TOL:
-        return None, {**details, "refined": False, "fallback": f"the refinement stalled at relative residual {rel:.2e}"}
-    return alpha, details
+        return None, None, {**details, "refined": False, "fallback": f"the refinement stalled at relative residual {rel:.2e}"}
+    return alpha, r, details
 
 
 def solve_cg(
