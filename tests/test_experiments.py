@@ -133,6 +133,8 @@ def test_interrupted_sweep_resumes_and_matches(tmp_path):
     # a finished cell is never recomputed
     again = run_jobs(jobs, flaky, c, progress=False)
     assert calls == [] and len(again) == len(jobs)
+    # every cell records its wall time and its process CPU time
+    assert all(r["timing"]["seconds"] >= 0 and r["timing"]["cpu_seconds"] >= 0 for r in again.values())
 
 
 def test_cache_refuses_a_file_of_another_job(tmp_path):

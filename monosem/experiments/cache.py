@@ -157,13 +157,19 @@ class ResultCache:
             raise FileNotFoundError(f"no usable result for {job.label()} (moved aside: {why})")
         return record
 
-    def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "") -> dict[str, Any]:
+    def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "",
+             cpu_seconds: float | None = None) -> dict[str, Any]:
+        """Write a job's result: ``seconds`` of wall time and, when measured, ``cpu_seconds`` of
+        the process's CPU time (all its threads); unlike the wall time, the CPU time does not
+        count a paused process or one waiting for a core that another job holds."""
+        timing = {"seconds": seconds, "device": device, "threads": _threads(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if cpu_seconds is not None:
+            timing["cpu_seconds"] = cpu_seconds
         record = {
             "config": job.config(),
             "key": job.key(),
             "metrics": metrics,
-            "timing": {"seconds": seconds, "device": device, "threads": _threads(),
-                       "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+            "timing": timing,
             "versions": _versions(),
         }
         atomic_write_json(self.path(job), record)

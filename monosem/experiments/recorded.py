@@ -185,6 +185,8 @@ def restore_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.Path
         if cache.has(job):
             continue
         timing = record.get("timing", {})
-        cache.save(job, record["metrics"], float(timing.get("seconds", 0.0)), device=str(timing.get("device", "")))
+        cpu = timing.get("cpu_seconds")
+        cache.save(job, record["metrics"], float(timing.get("seconds", 0.0)), device=str(timing.get("device", "")),
+                   cpu_seconds=None if cpu is None else float(cpu))
         restored += 1
     return restored
