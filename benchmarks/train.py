@@ -1,19 +1,23 @@
 """Training throughput, side by side in one run: Adam updates per second of one network.
 
     python benchmarks/train.py [--threads 1 2] [--sizes 256x512 1024x1024 2048x2048 4096x4096]
-                               [--activations relu reglu] [--seconds 3] [--device cpu]
+                               [--activations relu reglu] [--seconds 3] [--rounds 3] [--device cpu]
 
 For every (width, batch), activation and thread count it times, interleaved in one process:
 
 * ``monosem``   : ``monosem.train.train`` with the hand-derived gradient (``gradients="manual"``,
-  the default, :mod:`monosem.train.step`);
+  the default, :mod:`monosem.train.step`, its buffers in one reused ``StepWorkspace``);
 * ``autograd``  : the same loop with the gradient through ``torch.autograd`` (the path before the
   hand-derived step: ``gradients="autograd"``);
 * ``plain``     : the loop a user would write: ``nn.Linear`` layers, ``torch.optim.Adam``, a cosine
   ``LambdaLR`` schedule, a fresh permutation of the training set every epoch;
 
 and prints steady-state updates/s (after :data:`WARM` updates) with the ratios monosem/autograd
-and monosem/plain. Training runs on the Figure 2 data (d = 20, n = 20 000) with the Appendix A.2
+and monosem/plain. The three are timed in ``--rounds`` alternating rounds of ``seconds / rounds``
+each, and the table gives the median rate of each and the median of the per-round ratios: this
+machine's speed drifts (a shared virtual machine: the same loop runs 2.7-5.3 ms per update from
+one minute to the next), and a ratio of two measurements taken seconds apart is steadier than
+either rate. Training runs on the Figure 2 data (d = 20, n = 20 000) with the Appendix A.2
 learning rates; no evaluation inside the timed window.
 
 The arithmetic floor: one update of a width-w network does about 4 B (d + 1) H floating-point
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 
 import torch
@@ -67,18 +72,19 @@ def monosem_runner(x, y, width, batch, act, dev, gradients):
 
     def run(steps: int) -> float:
         warm = warm_steps(width, batch)
-        cfg = a2_config(act, min_steps=0, max_steps=warm + steps, batch=batch, eval_every=10**9, target_mse=0.0)
+        # one update more than is timed: the run's last update is followed by its final
+        # evaluation and the restore of the kept checkpoint, which are not training throughput
+        cfg = a2_config(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0)
         stack = MLPStack(x.shape[1], width, act, [0], device=dev)
         clock = {}
 
         def tick(step: int) -> None:
-            if step == warm:
+            if step in (warm, warm + steps):
                 _sync(dev)
-                clock["t0"] = time.perf_counter()
+                clock["t0" if step == warm else "t1"] = time.perf_counter()
 
         train(stack, data, cfg, progress=False, gradients=gradients, callback=tick)
-        _sync(dev)
-        return time.perf_counter() - clock["t0"]
+        return clock["t1"] - clock["t0"]
 
     return run
 
@@ -170,7 +176,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--sizes", nargs="+", default=["256x512", "1024x1024", "2048x2048", "4096x4096"])
     p.add_argument("--activations", nargs="+", default=["relu", "reglu"])
-    p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement")
+    p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement (all rounds together)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the three loops (medians reported)")
     p.add_argument("--device", default=None)
     args = p.parse_args()
     dev = get_device(args.device)
@@ -187,14 +194,18 @@ def main() -> None:
         for act in args.activations:
             for size in args.sizes:
                 width, batch = (int(v) for v in size.split("x"))
-                r = {
-                    "monosem": rate(monosem_runner(x, y, width, batch, act, dev, "manual"), dev, args.seconds),
-                    "autograd": rate(monosem_runner(x, y, width, batch, act, dev, "autograd"), dev, args.seconds),
-                    "plain": rate(plain_runner(x, y, width, batch, act, dev), dev, args.seconds),
+                runners = {
+                    "monosem": monosem_runner(x, y, width, batch, act, dev, "manual"),
+                    "autograd": monosem_runner(x, y, width, batch, act, dev, "autograd"),
+                    "plain": plain_runner(x, y, width, batch, act, dev),
                 }
+                rounds = [{k: rate(run, dev, args.seconds / args.rounds) for k, run in runners.items()} for _ in range(args.rounds)]
+                r = {k: statistics.median(rd[k] for rd in rounds) for k in runners}
+                vs_autograd = statistics.median(rd["monosem"] / rd["autograd"] for rd in rounds)
+                vs_plain = statistics.median(rd["monosem"] / rd["plain"] for rd in rounds)
                 floor = 1.0 / floor_seconds(width, batch, act, d, mm, bw)
                 print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
-                      f"{r['monosem'] / r['autograd']:>11.2f}x {r['monosem'] / r['plain']:>8.2f}x {floor:>9.0f} "
+                      f"{vs_autograd:>11.2f}x {vs_plain:>8.2f}x {floor:>9.0f} "
                       f"{r['monosem'] / floor:>8.0%}", flush=True)
 
 

@@ -6,7 +6,7 @@ import torch
 from monosem.data import mixed_link_model
 from monosem.models import ACTIVATIONS, MLPStack
 from monosem.train import TrainConfig, TrainData, a2_config, train
-from monosem.train.step import autograd_loss_and_grads, loss_and_grads
+from monosem.train.step import StepWorkspace, autograd_loss_and_grads, loss_and_grads
 
 
 def _random_stack(activation, dtype, alpha=1.0, seeds=(3, 4, 5), width=24, d=12):
@@ -71,3 +71,43 @@ def test_unknown_gradient_mode_is_refused(data64):
     stack = MLPStack(20, 8, "relu", [0], dtype=torch.float64)
     with pytest.raises(ValueError, match="gradients="):
         train(stack, data64, TrainConfig(max_steps=2, batch=16, lr=1e-3), progress=False, gradients="finite")
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_reused_workspace_gives_the_numbers_of_a_fresh_one(activation, batched):
+    """The training loop passes one StepWorkspace to every update: whatever the buffers held
+    before (another batch, another batch size), the step's numbers are those of fresh buffers."""
+    stack, x, y = _random_stack(activation, torch.float32)
+    ws = StepWorkspace()
+    loss_and_grads(stack, x[:, :40] * 3, y[:, :40], batched=batched, workspace=ws)  # other shapes
+    loss_and_grads(stack, -x, y, batched=batched, workspace=ws)  # same shapes, other values
+    got = [t.clone() for t in loss_and_grads(stack, x, y, batched=batched, workspace=ws)]
+    fresh = loss_and_grads(stack, x, y, batched=batched)
+    for name, f, g in zip(("loss", "W", "b", "a", "a0"), fresh, got):
+        assert torch.equal(f, g), name
+    # and the training loop's step is this one: its gradients equal autograd's to rounding
+    for r, g in zip(autograd_loss_and_grads(stack, x, y), got):
+        torch.testing.assert_close(g, r, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("M", [1, 3])
+def test_evaluation_in_cache_sized_blocks_changes_no_bit(activation, M, monkeypatch):
+    """``mse`` runs a CPU forward on blocks of about 2**20 hidden numbers; the per-chunk sums, and
+    so the training MSE that decides stopping and the kept checkpoint, are bit-identical to one
+    forward per chunk (odd set sizes and per-model prefixes included)."""
+    import monosem.train.loop as loop
+
+    gen = torch.Generator().manual_seed(1)
+    stack = MLPStack(20, 512, activation, list(range(M)))
+    with torch.no_grad():
+        stack.a.normal_(generator=gen)
+    x, y = torch.randn(M, 20_003, 20, generator=gen), torch.randn(M, 20_003, generator=gen)
+    n_used = [20_003 - 977 * i for i in range(M)]
+    blocked = [loop.mse(stack, x[0], y[0]), loop.mse(stack, x, y, n_used)]
+    assert (1 << 6) <= loop._EVAL_BLOCK_CPU // (M * 512) < 8192  # the test does sub-block
+    monkeypatch.setattr(loop, "_EVAL_BLOCK_CPU", 2**40)
+    whole = [loop.mse(stack, x[0], y[0]), loop.mse(stack, x, y, n_used)]
+    for b, w in zip(blocked, whole):
+        assert torch.equal(b, w)

@@ -14,9 +14,12 @@ where D_ij = dh_ij/dpre_ij = phi'(pre_ij) for ReLU / GELU, and for a gated unit
 D = phi'(pre_g) * pre_v on the gate row and phi(pre_g) on the value row. The last line is one
 matrix product ``D^T [s x, s]`` of the (B, H) derivative matrix with a thin (B, d + 1) matrix,
 scaled row-wise by ``a``: the (B, H) outer product ``s a^T`` that autograd materializes for
-dL/dh is never formed, and no graph is recorded. That is why this exists beside autograd (the
-reference, :func:`autograd_loss_and_grads`, which the tests compare it with): it is 2-3x faster
-per update on a CPU at the Appendix A.2 sizes (``benchmarks/train.py``).
+dL/dh is never formed, and no graph is recorded. Every (B, H) array is written, with ``out=``
+and in place, into buffers that one :class:`StepWorkspace` keeps for the whole run, so an update
+allocates no large memory. That is why this exists beside autograd (the reference,
+:func:`autograd_loss_and_grads`, which the tests compare it with): at width 1 024, batch 1 024 on
+one thread of this project's CPU it does about twice autograd's updates per second
+(``benchmarks/train.py`` prints the ratios and the arithmetic floor).
 
 One code path serves every device: on a CPU the models of a stack go through it one after the
 other with plain matrix products (PyTorch's batched kernels are slow there); on an accelerator all
@@ -31,95 +34,141 @@ import torch
 
 from ..models import GATED, MLPStack
 
-__all__ = ["loss_and_grads", "autograd_loss_and_grads"]
+__all__ = ["StepWorkspace", "loss_and_grads", "autograd_loss_and_grads"]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 #: ``threshold_backward(grad, out, 0)`` is ``grad`` where ``out > 0`` and 0 elsewhere in one fused
-#: pass: the kernel of ReLU's own backward, about twice as fast on a CPU as ``sign(out) * grad``
-#: (and bit-identical to it)
-_masked = torch.ops.aten.threshold_backward
+#: pass (ReLU's own backward kernel): a gated net's phi'(g) v without a separate 0/1 mask
+_masked = torch.ops.aten.threshold_backward.grad_input
 
 
-def _phi_and_derivative(pre: torch.Tensor, activation: str, times: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``phi(pre)`` and ``phi'(pre)``, the latter multiplied by ``times`` when given (exact GELU,
-    ``F.gelu``'s default; SiLU for SwiGLU). Overwrites ``pre`` for the ReLU-based activations."""
-    if activation in ("relu", "reglu"):
-        value = pre.relu_()  # in place: the caller's pre-activations are not needed again
-        grad = times if times is not None else torch.ones((), dtype=pre.dtype, device=pre.device).expand_as(pre)
-        return value, _masked(grad, value, 0)  # grad where pre > 0, else 0
-    if activation == "gelu":
-        # the same erf form as F.gelu (and its autograd derivative): Phi(t) + t phi(t)
-        cdf = torch.erf(pre * _INV_SQRT2).add_(1.0).mul_(0.5)
-        value, deriv = pre * cdf, cdf.add_(pre * torch.exp(-0.5 * pre * pre) * _INV_SQRT2PI)
-    else:
-        sig = torch.sigmoid(pre)  # swiglu: silu(g) = g sigmoid(g), silu' = sig (1 + g (1 - sig))
-        value = pre * sig
-        deriv = sig.mul_(1.0 + pre - value)
-    return value, deriv if times is None else deriv.mul_(times)
+class StepWorkspace:
+    """The buffers of the hand-derived step, allocated once and reused by every update.
+
+    Why it exists: a width-1 024, batch-1 024 step handles several (B, H) float32 arrays of 4 MiB.
+    Allocated afresh every update, each one is new memory from the operating system (the C
+    allocator returns blocks that large to it on free), and filling new pages costs as much as the
+    matrix products that write them: reusing the buffers makes the step about twice as fast on a
+    CPU (``benchmarks/train.py``) with bit-identical results (the same kernels on the same
+    operands, written into existing memory with ``out=``). A buffer is re-made when a shape,
+    dtype or device changes. What :func:`loss_and_grads` returns through a workspace lives in it:
+    valid until the next call with the same workspace.
+    """
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, torch.Tensor] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        """The buffer ``name``, shaped ``shape`` with ``like``'s dtype and device (contents
+        undefined)."""
+        t = self._buffers.get(name)
+        if t is None or t.shape != shape or t.dtype != like.dtype or t.device != like.device:
+            t = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)
+        return t
 
 
-def _ones_column(x: torch.Tensor) -> torch.Tensor:
-    """``[x, 1]``: the bias rides along as a last input coordinate, so the pre-activations and the
-    first-layer gradient are each one plain matrix product (no broadcast copy of ``b``)."""
-    return torch.cat([x, torch.ones_like(x[..., :1])], dim=-1)
-
-
-def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float):
-    """Loss and gradients of one network (2-D tensors) or of a batch of them (3-D)."""
-    B, d = x.shape[-2], x.shape[-1]
-    x1 = _ones_column(x)  # (..., B, d + 1)
-    Wb = torch.cat([W, b.unsqueeze(-1)], dim=-1).transpose(-1, -2)  # (..., d + 1, H)
+def _hidden(x1, Wb, activation: str, width: int, ws: StepWorkspace):
+    """The hidden representation ``h`` and the derivative matrices ``(D_gate, D_value)``
+    (``D_value`` None for an ungated net; both None for ReLU, whose derivative the caller makes
+    from ``h`` in place once ``h`` is no longer needed), computed into the workspace with the operations, in
+    the order, of the formulas in the module docstring (exact GELU, ``F.gelu``'s default; SiLU
+    for SwiGLU)."""
+    lead, B = x1.shape[:-2], x1.shape[-2]
+    H = Wb.shape[-1]
     if activation in GATED:
+        shape = (*lead, B, width)
         # gate and value pre-activations as two contiguous products (faster than one product
         # followed by strided halves)
-        g, v = x1 @ Wb[..., :width], x1 @ Wb[..., width:]
-        pg, D_gate = _phi_and_derivative(g, activation, times=v)
-        h = pg * v
-        D_value = pg
-    else:
-        h, D_gate = _phi_and_derivative(x1 @ Wb, activation)
-        D_value = None
-    out = (h @ a.unsqueeze(-1)).squeeze(-1)
+        g = torch.matmul(x1, Wb[..., :width], out=ws.get("g", shape, x1))
+        v = torch.matmul(x1, Wb[..., width:], out=ws.get("v", shape, x1))
+        if activation == "reglu":
+            pg = g.relu_()
+            h = torch.mul(pg, v, out=ws.get("h", shape, x1))
+            D_gate = _masked(v, pg, 0, grad_input=v)  # phi'(g) v, in place: v is not needed again
+        else:  # swiglu: silu(g) = g sigmoid(g), silu'(g) = sig (1 + g - silu(g))
+            sig = torch.sigmoid(g, out=ws.get("D", shape, x1))
+            pg = torch.mul(g, sig, out=ws.get("p", shape, x1))
+            D_gate = sig.mul_(g.add_(1.0).sub_(pg)).mul_(v)
+            h = torch.mul(pg, v, out=g)  # g is no longer needed
+        return h, D_gate, pg
+    shape = (*lead, B, H)
+    pre = torch.matmul(x1, Wb, out=ws.get("pre", shape, x1))
+    if activation == "relu":
+        # in place: the pre-activations are not needed again; D = phi'(pre) = sign(h) is made
+        # in place of h too, once the readout products have used h (see _one)
+        return pre.relu_(), None, None
+    # gelu: phi(t) = t Phi(t), phi'(t) = Phi(t) + t phi(t), Phi through erf as in F.gelu
+    cdf = torch.mul(pre, _INV_SQRT2, out=ws.get("D", shape, x1)).erf_().add_(1.0).mul_(0.5)
+    h = torch.mul(pre, cdf, out=ws.get("h", shape, x1))
+    density = torch.mul(pre, -0.5, out=ws.get("t", shape, x1)).mul_(pre).exp_()
+    return h, cdf.add_(pre.mul_(density).mul_(_INV_SQRT2PI)), None
+
+
+def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out):
+    """Loss and gradients of one network (2-D tensors) or of a batch of them (3-D), written into
+    ``out = (loss, gW, gb, ga, ga0)``."""
+    loss_out, gW, gb, ga, ga0 = out
+    lead, (B, d) = x.shape[:-2], x.shape[-2:]
+    H = W.shape[-2]
+    # [x, 1] and [W, b]: the bias rides along as a last input coordinate, so the pre-activations
+    # and the first-layer gradient are each one plain matrix product
+    x1 = ws.get("x1", (*lead, B, d + 1), x)
+    x1[..., :d].copy_(x)
+    x1[..., d].fill_(1.0)
+    WbT = ws.get("WbT", (*lead, H, d + 1), W)
+    WbT[..., :d].copy_(W)
+    WbT[..., d].copy_(b)
+    h, D_gate, D_value = _hidden(x1, WbT.transpose(-1, -2), activation, width, ws)
+    f = torch.matmul(h, a.unsqueeze(-1), out=ws.get("f", (*lead, B, 1), x)).squeeze(-1)
     if alpha != 1.0:
-        out = out * alpha
-    err = out.add_(a0.unsqueeze(-1)).sub_(y)
-    loss = (err * err).mean(dim=-1)
+        f = f.mul_(alpha)
+    err = f.add_(a0.unsqueeze(-1)).sub_(y)
+    loss_out.copy_((err * err).mean(dim=-1))
     r = err.mul_(2.0 / B)
     s = r * alpha if alpha != 1.0 else r
-    g_a0 = r.sum(dim=-1)
-    g_a = (h.transpose(-1, -2) @ s.unsqueeze(-1)).squeeze(-1)
-    Z = x1.mul_(s.unsqueeze(-1))  # (..., B, d + 1): rows s_i [x_i, 1]
+    ga0.copy_(r.sum(dim=-1))
+    ga.copy_(torch.matmul(h.transpose(-1, -2), s.unsqueeze(-1), out=ws.get("ga", (*lead, width, 1), x)).squeeze(-1))
+    Zt = x1.mul_(s.unsqueeze(-1)).transpose(-1, -2)  # (..., d + 1, B): columns s_i [x_i, 1]
+    if D_gate is None:  # relu: the 0/1 derivative, in place of h (h >= 0, so sign(h) = 1[pre > 0])
+        D_gate = h.sign_()
     # G^T = Z^T D (MKL runs this orientation about twice as fast as D^T Z on a CPU); the gate and
     # value halves are multiplied separately, so no (B, 2 width) copy of D is made
-    Zt = Z.transpose(-1, -2)
-    Gt = Zt @ D_gate
-    if D_value is not None:
-        Gt = torch.cat([Gt, Zt @ D_value], dim=-1)
-        a = torch.cat([a, a], dim=-1)
-    Gt.mul_(a.unsqueeze(-2))  # (..., d + 1, H)
-    return loss, Gt[..., :d, :].transpose(-1, -2).contiguous(), Gt[..., d, :].contiguous(), g_a, g_a0
+    halves = [(D_gate, slice(0, width))] + ([(D_value, slice(width, H))] if D_value is not None else [])
+    for D, rows in halves:
+        Gt = torch.matmul(Zt, D, out=ws.get("Gt", (*lead, d + 1, width), x))
+        torch.mul(Gt[..., :d, :].transpose(-1, -2), a.unsqueeze(-1), out=gW[..., rows, :])
+        torch.mul(Gt[..., d, :], a, out=gb[..., rows])
 
 
 @torch.no_grad()
-def loss_and_grads(stack: MLPStack, xb: torch.Tensor, yb: torch.Tensor, batched: bool | None = None):
+def loss_and_grads(stack: MLPStack, xb: torch.Tensor, yb: torch.Tensor, batched: bool | None = None,
+                   workspace: StepWorkspace | None = None):
     """Per-model mini-batch losses ``(M,)`` and the gradients of their sum with respect to
     ``(W, b, a, a0)`` (each shaped like the parameter), for mini-batches ``xb`` ``(M, B, d)``,
     ``yb`` ``(M, B)``.
 
     ``batched`` (default: on accelerators only) evaluates all models with one batched product
-    instead of one after the other.
+    instead of one after the other. ``workspace`` (default: a fresh one) holds the buffers and
+    the returned tensors; the training loop passes one workspace to every update.
     """
     W, b, a, a0 = stack.W.detach(), stack.b.detach(), stack.a.detach(), stack.a0.detach()
-    args = (stack.activation, stack.width, float(stack.output_scale))
+    ws = workspace if workspace is not None else StepWorkspace()
+    M = W.shape[0]
+    out = (ws.get("out_loss", (M,), W), ws.get("out_W", tuple(W.shape), W), ws.get("out_b", tuple(b.shape), W),
+           ws.get("out_a", tuple(a.shape), W), ws.get("out_a0", tuple(a0.shape), W))
+    args = (stack.activation, stack.width, float(stack.output_scale), ws)
     if batched is None:
         batched = W.device.type != "cpu"
     if batched:
-        return _one(W, b, a, a0, xb, yb, *args)
-    parts = [_one(W[i], b[i], a[i], a0[i], xb[i], yb[i], *args) for i in range(W.shape[0])]
-    return tuple(torch.stack(p) for p in zip(*parts))
+        _one(W, b, a, a0, xb, yb, *args, out)
+    else:
+        # the models one after the other, sharing the (B, H) buffers: each writes its own slice
+        for i in range(M):
+            _one(W[i], b[i], a[i], a0[i], xb[i], yb[i], *args, tuple(o[i] for o in out))
+    return out
 
 
 def autograd_loss_and_grads(stack: MLPStack, xb: torch.Tensor, yb: torch.Tensor):
