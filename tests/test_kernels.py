@@ -133,6 +133,31 @@ def test_iterative_solvers_reach_the_exact_predictions():
     assert np.linalg.norm(ep.predict(Xt) - exact) / scale < 0.05
 
 
+def test_eigenpro_recovers_from_a_step_too_large(monkeypatch):
+    """An underestimated lambda_{q+1} (here forced 20x too small) makes the step too large: the
+    iteration diverges, the guard restores the best iterate and halves the step until it
+    converges, and the reported training MSE is that of the returned coefficients."""
+    import monosem.kernels.eigenpro as ep_mod
+
+    real = ep_mod.nystrom_preconditioner
+
+    def underestimated(op, config, seed):
+        pre = real(op, config, seed)
+        pre.lam_q1 /= 20.0
+        return pre
+
+    monkeypatch.setattr(ep_mod, "nystrom_preconditioner", underestimated)
+    m = data.mixed_link_model(2)
+    X, y, _ = m.pool(2_000, dtype=torch.float64)
+    est = LaplaceKernelRegressor(solver="eigenpro", dtype="float64", target_mse=1e-3, max_iter=200,
+                                 eigenpro=EigenProConfig(subsample=500, top_q=50)).fit(X, y)
+    info = est.solve_info_
+    assert info.details["step_halvings"] >= 1
+    assert info.converged and info.train_mse <= 1e-3
+    fitted = est.predict(X)
+    assert float(np.mean((fitted - y.numpy()) ** 2)) == pytest.approx(info.train_mse, rel=1e-6)
+
+
 @pytest.mark.parametrize("solver", ["cg", "eigenpro"])
 def test_streamed_and_cached_kernels_give_the_same_iterative_fit(single_index, solver):
     _, X, y, _, Xt, _, _ = single_index

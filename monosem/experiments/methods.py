@@ -148,7 +148,20 @@ def compute_laplace(job: Job, cache: ResultCache | None = None) -> dict[str, Any
     _, (X, y, c), (Xte, yte, _) = dataset(job)
     est = LaplaceKernelRegressor(bandwidth=p["bandwidth"], **_kernel_kwargs(p, job.run))
     est.fit(X, y, groups=c if p["bandwidth"] == "cluster-median" else None)
-    return _robust(est.predict(Xte), yte) | {"bandwidth": float(est.bandwidth_), "solver": str(est.solver_)}
+    return _robust(est.predict(Xte), yte) | {"bandwidth": float(est.bandwidth_), "solver": str(est.solver_), "solve": _solve_summary(est.solve_info_)}
+
+
+def _solve_summary(info) -> dict[str, Any]:
+    """What a cell records of a kernel solve: enough to tell a converged fit from a stopped or
+    diverging one (EigenPro's epochs, step halvings and final training MSE)."""
+    return {"solver": info.solver, "iterations": int(info.iterations), "train_mse": float(info.train_mse),
+            "converged": bool(info.converged), "step_halvings": int(info.details.get("step_halvings", 0))}
+
+
+def _rfm_solves(est) -> list[dict[str, Any]]:
+    """The solve of each RFM iteration (see :func:`_solve_summary`)."""
+    return [{"solver": h["solver"], "iterations": int(h["solver_iterations"]), "train_mse": float(h["train_mse"]),
+             "converged": bool(h["solver_converged"]), "step_halvings": int(h["solver_step_halvings"])} for h in est.history_]
 
 
 def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
@@ -159,7 +172,7 @@ def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     its = _by_iteration(lambda iteration: est.predict(Xte, iteration=iteration), yte)
     best = int(np.argmin(its["test_mse_by_iteration"]))
     # the paper's displayed curve is the best of iterations 0-3 (an optimistic envelope)
-    return _robust(its.pop("preds")[best], yte, **_per_cluster(job, cte)) | its | {"best_iteration": best}
+    return _robust(its.pop("preds")[best], yte, **_per_cluster(job, cte)) | its | {"best_iteration": best, "solves": _rfm_solves(est)}
 
 
 def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
@@ -169,6 +182,10 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
         base = LaplaceKernelRegressor(bandwidth="median", **_kernel_kwargs(p, job.run))
     else:
         base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=p["agop_samples"], **_kernel_kwargs(p, job.run))
+    largest = int(torch.bincount(torch.as_tensor(c)).max())
+    if largest >= p["exact_max_n"] and "eigenpro" not in p:
+        raise RuntimeError(f"{job.label()}: a cluster of {largest} examples is solved by EigenPro, but the job's key does not name "
+                           "the EigenPro revision (the bound of monosem.experiments.sweeps.may_run_eigenpro is wrong)")
     oracle = PerClusterOracle(base).fit(X, y, groups=c)
     if job.method == "oracle-laplace":
         return _robust(oracle.predict(Xte, groups=cte), yte, **_per_cluster(job, cte))

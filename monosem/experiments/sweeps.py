@@ -7,6 +7,8 @@ entry), so a trained MLP is shared between the figures.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -212,7 +214,7 @@ def sweep(
         for net in (networks if method.startswith("mlp-") else (None,))
     }
     return [
-        Job.make(method, K, n, r, P.name, **_with_data(p, variant))
+        Job.make(method, K, n, r, P.name, **_with_solver(_with_data(p, variant), method, K, n))
         for variant in _data_variants(sizes)
         for K in grid_K
         for n in grid_n
@@ -263,6 +265,37 @@ def _data_variants(sizes) -> list[dict]:
     if hasattr(sizes, "exponents"):
         return [{"zipf": float(e)} for e in sizes.exponents]
     return [{}]
+
+
+#: the revision of the EigenPro iteration (:mod:`monosem.kernels.eigenpro`), named in the key of
+#: every cell that may run it, so that no cell computed before a change of the iteration is
+#: reused (a cell solved exactly keeps its key and its result). Revision 2 judges divergence by
+#: the training MSE of the iterate on a fixed subset of rows against the best so far, after a
+#: slow divergence at Figure 2's K = 2, n = 20 000 that revision 1 (batch residuals, 4x over the
+#: previous epoch) let through.
+EIGENPRO_REVISION = 2
+
+
+def may_run_eigenpro(method: str, K: int, n: int, params: dict) -> bool:
+    """Whether a kernel cell's computation may solve a system of ``exact_max_n`` or more
+    examples (the regressors' rule: EigenPro from there on). A global method solves one of ``n``;
+    a per-cluster oracle one per cluster, at most 1.5 n / K on the balanced mixtures (cluster
+    sizes are binomial: at n / K >= 400 they never come near 1.5 n / K) and up to ``n`` under Zipf
+    weights; a gated predictor one per learned gate, which may merge clusters (bounded by
+    ``n``). :func:`monosem.experiments.methods.compute_oracle` checks the bound on the data."""
+    if "exact_max_n" not in params:
+        return False
+    limit = int(params["exact_max_n"])
+    if method.startswith("oracle-laplace-gc") or not method.startswith("oracle-"):
+        largest = n
+    else:
+        largest = n if "zipf" in params else math.ceil(1.5 * n / K)
+    return largest >= limit
+
+
+def _with_solver(params: dict, method: str, K: int, n: int) -> dict:
+    """A kernel cell's parameters with the EigenPro revision when it may run EigenPro."""
+    return params | {"eigenpro": EIGENPRO_REVISION} if may_run_eigenpro(method, K, n, params) else params
 
 
 def _with_data(params: dict, variant: dict) -> dict:

@@ -128,6 +128,8 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
                 "train_mse": est.solve_info_.train_mse,
                 "solver": est.solver_,
                 "solver_iterations": est.solve_info_.iterations,
+                "solver_converged": bool(est.solve_info_.converged),
+                "solver_step_halvings": int(est.solve_info_.details.get("step_halvings", 0)),
                 "fit_seconds": fit_s,
                 "test_mse": float("nan"),
                 "agop_seconds": float("nan"),
