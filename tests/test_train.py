@@ -99,6 +99,9 @@ def test_resume_after_interrupt_is_bit_identical(small_data, tmp_path):
     assert ckpt.exists() and not ckpt.with_name("run.pt.tmp").exists()
     resumed = train(MLPStack(40, 16, "relu", [0, 1]), small_data, cfg, lrs=[0.01, 0.02], checkpoint=ckpt, checkpoint_every=15, progress=False)
     assert resumed.resumed_from == 30
+    # the time of the first sitting (up to its last checkpoint, step 30) travels with the run
+    assert resumed.earlier_seconds > 0 and resumed.earlier_cpu_seconds > 0
+    assert full.earlier_seconds == 0.0
     for name in ("W", "b", "a", "a0"):
         assert torch.equal(getattr(resumed.stack, name), getattr(full.stack, name)), name
     assert torch.equal(resumed.best_step, full.best_step)
@@ -231,3 +234,16 @@ def test_readout_lr_scale_multiplies_only_the_readout_rate(small_data):
     train(a, small_data, cfg, progress=False)
     train(b, small_data, cfg, progress=False)
     assert not torch.equal(a.a, b.a) and b.unstack()[0].readout_lr_scale == 4.0
+
+
+def test_a_resumed_cell_records_the_time_of_every_sitting(tmp_path):
+    from monosem.experiments.cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
+
+    cache = ResultCache(tmp_path)
+    job = Job.make("mlp-relu", 2, 100, 0, "smoke", width=8)
+    rec = cache.save(job, {"test_mse": 1.0, EARLIER_SECONDS: 30.0, EARLIER_CPU_SECONDS: 20.0}, 5.0, cpu_seconds=4.0)
+    assert rec["timing"]["seconds"] == 35.0 and rec["timing"]["cpu_seconds"] == 24.0
+    assert rec["timing"]["earlier_sittings_seconds"] == 30.0
+    assert rec["metrics"] == {"test_mse": 1.0}  # the bookkeeping names are not metrics
+    plain = cache.save(Job.make("mlp-relu", 2, 200, 0, "smoke", width=8), {"test_mse": 1.0}, 5.0)
+    assert plain["timing"]["seconds"] == 5.0 and "earlier_sittings_seconds" not in plain["timing"]

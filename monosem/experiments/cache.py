@@ -23,12 +23,15 @@ from typing import Any, Iterable
 
 from ..atomic import atomic_write_json, quarantine
 
-__all__ = ["CACHE_VERSION", "Job", "ResultCache", "config_without_version", "default_cache_dir", "atomic_write_json"]
+__all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir", "atomic_write_json"]
 
 #: Bump when a change to the code makes old cached results wrong. 2: the key no longer holds the
 #: profile's name (a cell computed for two profiles with the same settings is one cell), and it
 #: holds the working precision and every training and solver setting the computation reads.
 CACHE_VERSION = 2
+#: metric names by which a computation resumed from a checkpoint reports the wall and CPU time of
+#: its earlier sittings; :meth:`ResultCache.save` adds them to the cell's timing
+EARLIER_SECONDS, EARLIER_CPU_SECONDS = "_earlier_sittings_seconds", "_earlier_sittings_cpu_seconds"
 
 
 def default_cache_dir() -> Path:
@@ -162,9 +165,15 @@ class ResultCache:
         """Write a job's result: ``seconds`` of wall time and, when measured, ``cpu_seconds`` of
         the process's CPU time (all its threads); unlike the wall time, the CPU time does not
         count a paused process or one waiting for a core that another job holds."""
-        timing = {"seconds": seconds, "device": device, "threads": _threads(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        # a computation resumed from a checkpoint reports its earlier sittings' time in its
+        # metrics: the cell's timing is the whole run's, and says over how many sittings
+        metrics = dict(metrics)
+        earlier, earlier_cpu = float(metrics.pop(EARLIER_SECONDS, 0.0)), float(metrics.pop(EARLIER_CPU_SECONDS, 0.0))
+        timing = {"seconds": seconds + earlier, "device": device, "threads": _threads(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         if cpu_seconds is not None:
-            timing["cpu_seconds"] = cpu_seconds
+            timing["cpu_seconds"] = cpu_seconds + earlier_cpu
+        if earlier > 0:
+            timing["earlier_sittings_seconds"] = earlier
         record = {
             "config": job.config(),
             "key": job.key(),

@@ -28,7 +28,7 @@ from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
-from .cache import Job, ResultCache
+from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
 from .sweeps import MIXED_LINK_D
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
@@ -274,6 +274,10 @@ def _training_metrics(result, i: int, config: TrainConfig, stack_size: int) -> d
         "train_curve": [[int(t), float(v)] for t, v in zip(steps[ran], curve[ran])],
         "stack_size": stack_size,
         "stack_steps_per_second": float(result.steps_per_second),
+        # the time of a resumed run's earlier sittings, which the cache adds to the cell's timing
+        # (a model's share of the stack's, like the timing of this sitting)
+        EARLIER_SECONDS: result.earlier_seconds / stack_size,
+        EARLIER_CPU_SECONDS: result.earlier_cpu_seconds / stack_size,
     }
 
 

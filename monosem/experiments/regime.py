@@ -187,18 +187,31 @@ def regime_findings(cells: list[RegimeCell]) -> list[str]:
                 trend = "one n so far"
             else:
                 n2 = extrapolate_ratio(ns, ratio)
-                tail = ("within 2x at the largest n" if ratio[-1] <= 2 else
+                tail = ("within 2x at the largest n" if np.isfinite(ratio[-1]) and ratio[-1] <= 2 else
                         f"a power law in n reaches 2x at n ~ {n2:.2g}" if np.isfinite(n2) else "the fitted ratio does not fall")
-                trend = f"{'shrinks' if ratio[-1] < ratio[0] else 'does not shrink'} as n grows; {tail}"
+                # the trend over the sizes whose ratio is known (an oracle not yet recomputed is not)
+                fn, fr = zip(*[(n, v) for n, v in zip(ns, ratio) if np.isfinite(v)]) if any(np.isfinite(ratio)) else ((), ())
+                rises = [f"{_k(a)} -> {_k(b)}" for a, b, u, v in zip(fn, fn[1:], fr, fr[1:]) if v > u]
+                if len(fr) < 2:
+                    trend = "one n with a known ratio so far"
+                elif fr[-1] >= fr[0]:
+                    trend = "does not shrink as n grows"
+                elif rises:
+                    trend = f"shrinks overall, but rises at n = {', '.join(rises)}"
+                else:
+                    trend = "shrinks at every step as n grows"
+                trend = f"{trend};\n    {tail}"
             beats = [_k(r["n"]) for r in rs if r["mlp_over_rfm"] < 1]
             gate = [_k(r["n"]) for r in rs if r["reglu_over_relu"] < 1]
             unstable = {c.n for c in cells if c.K == K and c.oracle_rfm_unstable()}
             lines += [
                 f"K = {K}, width {w}:",
                 *_wrapped("  best MLP / best oracle: ",
-                          [f"{v:.2f} ({_k(n)}{'*' if n in unstable else ''})" for v, n in zip(ratio, ns)]),
-                f"    {trend}",
-                f"  the best MLP beats global RFM at n = {', '.join(beats) or 'none'}",
+                          [f"{v:.2f} ({_k(n)}{'*' if n in unstable else ''})" if np.isfinite(v) else f"n/a ({_k(n)})"
+                           for v, n in zip(ratio, ns)]),
+                *(f"    {t}" for t in trend.split("\n    ")),
+                f"  the best MLP beats global RFM at n = {', '.join(beats) or 'none'}"
+                f" (of {', '.join(_k(r['n']) for r in rs if np.isfinite(r['mlp_over_rfm'])) or 'none'} with RFM)",
                 *_wrapped("  ReGLU / ReLU: ", [f"{r['reglu_over_relu']:.2f} ({_k(r['n'])})" for r in rs
                                                 if r["reglu_over_relu"] == r["reglu_over_relu"]]),
                 f"    ReGLU better at n = {', '.join(gate) or 'none'}",

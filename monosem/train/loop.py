@@ -289,6 +289,11 @@ class TrainResult:
     seconds: float
     resumed_from: int = 0
     extra: dict = field(default_factory=dict)
+    #: wall and CPU seconds of the sittings before this call (a resumed run), and this call's CPU
+    #: seconds: ``seconds + earlier_seconds`` is the whole run's wall time
+    earlier_seconds: float = 0.0
+    earlier_cpu_seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     def models(self) -> list[MLP] | list[MoE]:
         return self.stack.unstack()
@@ -318,6 +323,10 @@ class RunState:
     hist_train: list[torch.Tensor] = field(default_factory=list)
     hist_val: list[torch.Tensor] = field(default_factory=list)
     finished: bool = False
+    #: wall and process-CPU seconds of the run's earlier sittings (checkpoints written before these
+    #: existed resume with 0)
+    elapsed: float = 0.0
+    cpu_elapsed: float = 0.0
 
     @classmethod
     def start(cls, params: Sequence[torch.Tensor], max_steps: int) -> "RunState":
@@ -333,6 +342,11 @@ class RunState:
     @staticmethod
     def keys() -> tuple[str, ...]:
         return tuple(f.name for f in fields(RunState))
+
+    @staticmethod
+    def required_keys() -> tuple[str, ...]:
+        """What a checkpoint must hold (the time of earlier sittings came later: optional)."""
+        return tuple(k for k in RunState.keys() if k not in ("elapsed", "cpu_elapsed"))
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.keys()}
@@ -574,16 +588,19 @@ def train(
         with torch.no_grad():
             for p, v in zip(params, saved["params"]):
                 p.copy_(v)
-        run = RunState(**{k: saved[k] for k in RunState.keys()})
+        run = RunState(**{k: saved[k] for k in RunState.keys() if k in saved})
         opt_state = AdamState(run.step, saved["adam_m"], saved["adam_v"])
     resumed_from = run.step
+    earlier, earlier_cpu = float(run.elapsed), float(run.cpu_elapsed)
+    t0, c0 = time.perf_counter(), time.process_time()
 
     def save() -> None:
         if path is not None:
+            run.elapsed = earlier + time.perf_counter() - t0
+            run.cpu_elapsed = earlier_cpu + time.process_time() - c0
             atomic_torch_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **run.as_dict(),
                                "adam_m": opt_state.m, "adam_v": opt_state.v}, path)
 
-    t0 = time.perf_counter()
     # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
     bar_kwargs = {} if progress else {"disable": True}
     bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or (f"moe{stack.n_experts} " if isinstance(stack, MoEStack) else "") + f"{stack.activation} x{M}", leave=False, **bar_kwargs)
@@ -609,7 +626,7 @@ def train(
         if callback is not None:
             callback(step)
     bar.close()
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     with torch.no_grad():
         for p, best in zip(params, run.best_params):
             p.copy_(best)
@@ -624,6 +641,7 @@ def train(
     return TrainResult(
         stack=stack, config=config, lrs=lrs, best_step=run.best_step.cpu(), best_value=run.best_value.cpu(),
         stop_step=run.stop_step.cpu(), history=hist, steps_run=run.step, seconds=seconds, resumed_from=resumed_from,
+        earlier_seconds=earlier, earlier_cpu_seconds=earlier_cpu, cpu_seconds=cpu_seconds,
     )
 
 
@@ -634,7 +652,7 @@ def _load_checkpoint(path: Path | None, dev: torch.device) -> dict | None:
         return None
     try:
         saved = torch.load(path, map_location=dev, weights_only=True)
-        needed = ("fingerprint", "params", "adam_m", "adam_v", *RunState.keys())
+        needed = ("fingerprint", "params", "adam_m", "adam_v", *RunState.required_keys())
         if not isinstance(saved, dict) or any(k not in saved for k in needed):
             raise ValueError("not a training checkpoint")
     except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
