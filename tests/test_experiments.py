@@ -512,3 +512,37 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
     assert main(["export", "theorem1", "--profile", "paper", "--recorded", "--format", "json"]) == 0
     recorded = json.loads(capsys.readouterr().out)
     assert len(recorded) == len(rows) and recorded[0]["profile"] == "paper"
+
+
+def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
+    from monosem.experiments.sample_efficiency import eigenpro_solves, format_eigenpro_solves
+
+    ep = {"solver": "eigenpro", "iterations": 129, "train_mse": 3.96e-4, "converged": True, "step_halvings": 4}
+    exact = {"solver": "exact", "iterations": 1, "train_mse": 1e-9, "converged": True, "step_halvings": 0}
+    records = {
+        Job.make("laplace", 2, 20_000, 0, "long"): {"metrics": {"solve": ep}},
+        Job.make("rfm", 2, 20_000, 0, "long"): {"metrics": {"solves": [ep, dict(ep, converged=False)]}},
+        Job.make("laplace", 2, 5_000, 0, "long"): {"metrics": {"solve": exact}},
+        Job.make("mlp-relu", 2, 20_000, 0, "long"): {"metrics": {"test_mse": 1.0}},
+    }
+    rows = eigenpro_solves(records)
+    assert [(r["method"], r["iteration"], r["converged"]) for r in rows] == [("laplace", None, True), ("rfm", 0, True), ("rfm", 1, False)]
+    text = format_eigenpro_solves(rows)
+    assert "129" in text and text.count("\n") == 3 and " no" in text.splitlines()[-1]
+    assert format_eigenpro_solves([]) == "no EigenPro solve recorded yet"
+
+
+def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():
+    from monosem.experiments.sweeps import EIGENPRO_REVISION, may_run_eigenpro
+
+    p = {"exact_max_n": 11_000}
+    assert may_run_eigenpro("laplace", 50, 20_000, p) and not may_run_eigenpro("laplace", 1, 10_000, p)
+    # a balanced per-cluster oracle solves about n / K points per cluster
+    assert may_run_eigenpro("oracle-rfm", 2, 20_000, p) and not may_run_eigenpro("oracle-rfm", 10, 50_000, p)
+    assert may_run_eigenpro("oracle-rfm", 10, 50_000, p | {"zipf": 1.0})  # one cluster may hold most points
+    assert may_run_eigenpro("gated-laplace", 10, 20_000, p)  # a learned gate may merge clusters
+    assert not may_run_eigenpro("mlp-relu", 1, 200_000, {})
+    jobs = {(j.method, j.K, j.n): j for j in sweep("regime", "long")}
+    assert jobs[("oracle-rfm", 10, 200_000)].param_dict["eigenpro"] == EIGENPRO_REVISION
+    assert "eigenpro" not in jobs[("oracle-rfm", 50, 200_000)].param_dict  # 4 000 per cluster: exact
+    assert "eigenpro" not in jobs[("mlp-relu", 10, 200_000)].param_dict

@@ -100,3 +100,29 @@ def format_stopping(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{r['method']:>11} {r['K']:>3} {r['n']:>7} {r['run']:>3} {r['train_mse']:>10.2e} "
                      f"{r['train_mse'] / r['target']:>9.1f} {r['stop_step']:>11} {r['reason']:>8}")
     return "\n".join(lines)
+
+
+def eigenpro_solves(records: dict) -> list[dict[str, Any]]:
+    """One row per EigenPro solve recorded in kernel cells (a global Laplace cell's one solve,
+    a global RFM cell's one per iteration): its epochs, step halvings, final training MSE and
+    whether it reached the target. Cells recorded before the solves were kept have none."""
+    rows = []
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n)):
+        m = rec["metrics"]
+        solves = [m["solve"]] if "solve" in m else m.get("solves", [])
+        for t, s in enumerate(solves):
+            if s["solver"] == "eigenpro":
+                rows.append({"method": job.method, "K": job.K, "n": job.n, "iteration": t if "solves" in m else None, **s})
+    return rows
+
+
+def format_eigenpro_solves(rows: list[dict[str, Any]]) -> str:
+    """:func:`eigenpro_solves` as a text table."""
+    if not rows:
+        return "no EigenPro solve recorded yet"
+    lines = [f"{'method':<8} {'K':>3} {'n':>7} {'it.':>3} {'epochs':>6} {'halvings':>8} {'train MSE':>10} {'reached 4e-4':>12}"]
+    for r in rows:
+        it = "" if r["iteration"] is None else str(r["iteration"])
+        lines.append(f"{r['method']:<8} {r['K']:>3} {r['n']:>7} {it:>3} {r['iterations']:>6} {r['step_halvings']:>8} "
+                     f"{r['train_mse']:>10.2e} {'yes' if r['converged'] else 'no':>12}")
+    return "\n".join(lines)
