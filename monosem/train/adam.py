@@ -47,10 +47,23 @@ class StackAdam:
         b1, b2 = self.betas
         t = state.count + 1
         bc1, bc2 = 1 - b1**t, 1 - b2**t
-        for i, (p, g, m, v) in enumerate(zip(params, grads, state.m, state.v)):
-            m.lerp_(g, 1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
-            rate = lr if scales is None or scales[i] == 1.0 else lr * scales[i]
-            p.sub_((rate / bc1).view(-1, *[1] * (p.ndim - 1)) * m / denom)
+        params, grads = list(params), list(grads)
+        # the per-tensor formula below, each line applied to all tensors in one call (a
+        # width-1 024 network's first layer is 20 000 numbers: one dispatch per line and tensor
+        # cost about as much as the arithmetic, 5-8 % of a CPU update); the same operations, in
+        # the same order, as one tensor at a time:
+        #   m = lerp(m, g, 1 - b1);  v = b2 v + (1 - b2) g^2;  denom = sqrt(v) / sqrt(bc2) + eps
+        #   p -= (rate / bc1) * m / denom
+        torch._foreach_lerp_(state.m, grads, 1 - b1)
+        torch._foreach_mul_(state.v, b2)
+        torch._foreach_addcmul_(state.v, grads, grads, value=1 - b2)
+        denom = torch._foreach_sqrt(state.v)
+        torch._foreach_div_(denom, math.sqrt(bc2))
+        torch._foreach_add_(denom, self.eps)
+        base = lr / bc1
+        steps = [(base if scales is None or scales[i] == 1.0 else (lr * scales[i]) / bc1).view(-1, *[1] * (p.ndim - 1))
+                 for i, p in enumerate(params)]
+        update = torch._foreach_mul(steps, state.m)
+        torch._foreach_div_(update, denom)
+        torch._foreach_sub_(params, update)
         return AdamState(t, state.m, state.v)
