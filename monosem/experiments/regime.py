@@ -50,7 +50,10 @@ class RegimeCell:
         return len(it) > 1 and it[-1] > it[0]
 
     def best_oracle(self) -> float:
-        """The better of the two oracles, leaving out an unstable RFM oracle."""
+        """The better of the two oracles, leaving out an unstable RFM oracle; unknown (NaN) while
+        the RFM oracle is not recorded, since the Laplace oracle alone would flatter the MLPs."""
+        if "oracle-rfm" not in self.kernels:
+            return float("nan")
         methods = ("oracle-laplace",) if self.oracle_rfm_unstable() else ("oracle-rfm", "oracle-laplace")
         vals = [self.kernels[m] for m in methods if m in self.kernels]
         return min(vals) if vals else float("nan")
