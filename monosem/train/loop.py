@@ -289,11 +289,10 @@ class TrainResult:
     seconds: float
     resumed_from: int = 0
     extra: dict = field(default_factory=dict)
-    #: wall and CPU seconds of the sittings before this call (a resumed run), and this call's CPU
-    #: seconds: ``seconds + earlier_seconds`` is the whole run's wall time
+    #: wall and CPU seconds of the sittings before this call (a resumed run):
+    #: ``seconds + earlier_seconds`` is the whole run's wall time
     earlier_seconds: float = 0.0
     earlier_cpu_seconds: float = 0.0
-    cpu_seconds: float = 0.0
 
     def models(self) -> list[MLP] | list[MoE]:
         return self.stack.unstack()
@@ -626,7 +625,7 @@ def train(
         if callback is not None:
             callback(step)
     bar.close()
-    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+    seconds = time.perf_counter() - t0
     with torch.no_grad():
         for p, best in zip(params, run.best_params):
             p.copy_(best)
@@ -641,7 +640,7 @@ def train(
     return TrainResult(
         stack=stack, config=config, lrs=lrs, best_step=run.best_step.cpu(), best_value=run.best_value.cpu(),
         stop_step=run.stop_step.cpu(), history=hist, steps_run=run.step, seconds=seconds, resumed_from=resumed_from,
-        earlier_seconds=earlier, earlier_cpu_seconds=earlier_cpu, cpu_seconds=cpu_seconds,
+        earlier_seconds=earlier, earlier_cpu_seconds=earlier_cpu,
     )
 
 
