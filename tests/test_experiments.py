@@ -524,11 +524,16 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
         Job.make("rfm", 2, 20_000, 0, "long"): {"metrics": {"solves": [ep, dict(ep, converged=False)]}},
         Job.make("laplace", 2, 5_000, 0, "long"): {"metrics": {"solve": exact}},
         Job.make("mlp-relu", 2, 20_000, 0, "long"): {"metrics": {"test_mse": 1.0}},
+        # per-cluster fits: an oracle's Laplace solves, a gated RFM's iterations (gate 1 empty)
+        Job.make("oracle-laplace", 2, 20_000, 0, "long"): {"metrics": {"local_solves": [exact, ep]}},
+        Job.make("gated-rfm", 2, 20_000, 0, "long"): {"metrics": {"local_solves": [[ep, exact], None]}},
     }
     rows = eigenpro_solves(records)
-    assert [(r["method"], r["iteration"], r["converged"]) for r in rows] == [("laplace", None, True), ("rfm", 0, True), ("rfm", 1, False)]
+    assert [(r["method"], r["cluster"], r["iteration"], r["converged"]) for r in rows] == [
+        ("gated-rfm", 0, 0, True), ("laplace", None, None, True), ("oracle-laplace", 1, None, True),
+        ("rfm", None, 0, True), ("rfm", None, 1, False)]
     text = format_eigenpro_solves(rows)
-    assert "129" in text and text.count("\n") == 3 and " no" in text.splitlines()[-1]
+    assert "129" in text and text.count("\n") == 5 and " no" in text.splitlines()[-1]
     assert format_eigenpro_solves([]) == "no EigenPro solve recorded yet"
 
 
@@ -546,3 +551,19 @@ def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():
     assert jobs[("oracle-rfm", 10, 200_000)].param_dict["eigenpro"] == EIGENPRO_REVISION
     assert "eigenpro" not in jobs[("oracle-rfm", 50, 200_000)].param_dict  # 4 000 per cluster: exact
     assert "eigenpro" not in jobs[("mlp-relu", 10, 200_000)].param_dict
+
+
+def test_oracle_and_gated_cells_record_each_local_solve(tmp_path):
+    """Per-cluster fits keep their solves (one per cluster; RFM one per iteration), so a cluster
+    that EigenPro stopped short can be told from a converged one."""
+    from monosem.experiments.methods import compute_many
+
+    jobs = sweep("fig4", "smoke", Ks=[2], methods=["oracle-rfm", "gated-laplace"])[:2]
+    assert {j.method for j in jobs} == {"oracle-rfm", "gated-laplace"}
+    for job, m in zip(jobs, compute_many(jobs, cache=ResultCache(tmp_path))):
+        local = m["local_solves"]
+        assert len(local) == job.K, job.label()
+        for s in local:
+            fits = s if job.method == "oracle-rfm" else [s]
+            assert len(fits) == (4 if job.method == "oracle-rfm" else 1)
+            assert all(f["solver"] in ("exact", "eigenpro", "cg") and f["iterations"] >= 1 for f in fits)

@@ -164,6 +164,22 @@ def _rfm_solves(est) -> list[dict[str, Any]]:
              "converged": bool(h["solver_converged"]), "step_halvings": int(h["solver_step_halvings"])} for h in est.history_]
 
 
+def _local_solves(estimators) -> list[dict[str, Any] | list[dict[str, Any]] | None]:
+    """The solve of each local estimator of an oracle or a gated predictor, in cluster (gate)
+    order: one summary for a Laplace fit, one per iteration for RFM, None for an empty gate. So a
+    per-cluster fit that EigenPro stopped short (its iteration limit, or a step halved away) can
+    be told from a converged one, as for the global kernels."""
+    out: list[dict[str, Any] | list[dict[str, Any]] | None] = []
+    for est in estimators:
+        if est is None:
+            out.append(None)
+        elif hasattr(est, "history_"):
+            out.append(_rfm_solves(est))
+        else:
+            out.append(_solve_summary(est.solve_info_))
+    return out
+
+
 def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     p = job.param_dict
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
@@ -187,10 +203,11 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
         raise RuntimeError(f"{job.label()}: a cluster of {largest} examples is solved by EigenPro, but the job's key does not name "
                            "the EigenPro revision (the bound of monosem.experiments.sweeps.may_run_eigenpro is wrong)")
     oracle = PerClusterOracle(base).fit(X, y, groups=c)
+    solves = {"local_solves": _local_solves(oracle.estimators_[k] for k in oracle.clusters_.tolist())}
     if job.method == "oracle-laplace":
-        return _robust(oracle.predict(Xte, groups=cte), yte, **_per_cluster(job, cte))
+        return _robust(oracle.predict(Xte, groups=cte), yte, **_per_cluster(job, cte)) | solves
     its = _by_iteration(lambda iteration: oracle.predict(Xte, groups=cte, iteration=iteration), yte)
-    return _robust(its.pop("preds")[-1], yte, **_per_cluster(job, cte)) | its
+    return _robust(its.pop("preds")[-1], yte, **_per_cluster(job, cte)) | its | solves
 
 
 # ------------------------------------------------------------------------------------- MLPs
@@ -464,6 +481,7 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
         "gate_ari_train": est.gate_purity(X, c, gates=est.train_gates_),
         "gate_ari_test": est.gate_purity(Xte, cte, gates=gates),
         "active_neurons": int(len(est.active_)),
+        "local_solves": _local_solves(est.estimators_),
     }
     if local == "laplace":
         return _robust(est.predict(Xte, gates=gates), yte) | out

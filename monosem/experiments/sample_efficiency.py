@@ -103,16 +103,22 @@ def format_stopping(rows: list[dict[str, Any]]) -> str:
 
 
 def eigenpro_solves(records: dict) -> list[dict[str, Any]]:
-    """One row per EigenPro solve recorded in kernel cells (a global Laplace cell's one solve,
-    a global RFM cell's one per iteration): its epochs, step halvings, final training MSE and
-    whether it reached the target. Cells recorded before the solves were kept have none."""
+    """One row per EigenPro solve recorded in kernel cells: a global Laplace cell's one solve, a
+    global RFM cell's one per iteration, and an oracle's or gated predictor's per cluster (gate)
+    ``local_solves``: its epochs, step halvings, final training MSE and whether it reached the
+    target. Cells recorded before the solves were kept have none."""
     rows = []
     for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n)):
         m = rec["metrics"]
-        solves = [m["solve"]] if "solve" in m else m.get("solves", [])
-        for t, s in enumerate(solves):
-            if s["solver"] == "eigenpro":
-                rows.append({"method": job.method, "K": job.K, "n": job.n, "iteration": t if "solves" in m else None, **s})
+        # (cluster or None for a global fit, its solves, whether they are RFM iterations)
+        fits: list[tuple[int | None, list, bool]] = [(None, [m["solve"]], False) if "solve" in m else (None, m.get("solves", []), True)]
+        fits += [(k, s if isinstance(s, list) else [s], isinstance(s, list))
+                 for k, s in enumerate(m.get("local_solves", [])) if s is not None]
+        for cluster, solves, iterations in fits:
+            for t, s in enumerate(solves):
+                if s["solver"] == "eigenpro":
+                    rows.append({"method": job.method, "K": job.K, "n": job.n, "cluster": cluster,
+                                 "iteration": t if iterations else None, **s})
     return rows
 
 
@@ -120,9 +126,10 @@ def format_eigenpro_solves(rows: list[dict[str, Any]]) -> str:
     """:func:`eigenpro_solves` as a text table."""
     if not rows:
         return "no EigenPro solve recorded yet"
-    lines = [f"{'method':<8} {'K':>3} {'n':>7} {'it.':>3} {'epochs':>6} {'halvings':>8} {'train MSE':>10} {'reached 4e-4':>12}"]
+    lines = [f"{'method':<14} {'K':>3} {'n':>7} {'cluster':>7} {'it.':>3} {'epochs':>6} {'halvings':>8} {'train MSE':>10} {'reached 4e-4':>12}"]
     for r in rows:
         it = "" if r["iteration"] is None else str(r["iteration"])
-        lines.append(f"{r['method']:<8} {r['K']:>3} {r['n']:>7} {it:>3} {r['iterations']:>6} {r['step_halvings']:>8} "
+        cl = "" if r.get("cluster") is None else str(r["cluster"])
+        lines.append(f"{r['method']:<14} {r['K']:>3} {r['n']:>7} {cl:>7} {it:>3} {r['iterations']:>6} {r['step_halvings']:>8} "
                      f"{r['train_mse']:>10.2e} {'yes' if r['converged'] else 'no':>12}")
     return "\n".join(lines)
