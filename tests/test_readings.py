@@ -143,3 +143,16 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     with pytest.raises(SystemExit):
         main(["readings", "--profile", "smoke", "--readings", "lazy"])
     assert "--readings" in capsys.readouterr().err
+
+
+def test_a_checkpointed_figure1_run_resumes_to_the_same_numbers(tmp_path):
+    """With ``checkpoint_dir`` (the paper-profile run) a finished network's checkpoint gives the
+    same run back, reading included, and the numbers of a run without checkpoints."""
+    sizes = get_profile("smoke").specialization
+    plain = fig1.train_figure1(sizes, "relu", seeds=(0,), progress=False)
+    first = fig1.train_figure1(sizes, "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    assert list(tmp_path.glob("figure1_relu_*_balanced_*.pt"))
+    again = fig1.train_figure1(sizes, "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    for run in (first, again):
+        assert run.reading == plain.reading == "balanced"
+        assert run.test_mse == plain.test_mse and run.lrs == plain.lrs and run.best_step == plain.best_step

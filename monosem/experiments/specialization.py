@@ -150,8 +150,8 @@ def train_figure1(
     ckpt = None
     if checkpoint_dir is not None:
         Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
-        reading = "" if (init, readout_lr_scale) == ("pytorch", 1.0) else f"_{init}_r{readout_lr_scale:g}"
-        ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}{reading}.pt"
+        tag = "" if (init, readout_lr_scale) == ("pytorch", 1.0) else f"_{init}_r{readout_lr_scale:g}"
+        ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}{tag}.pt"
     res = train(stack, train_data, cfg, lrs=[lr / output_scale for lr, _ in pairs], checkpoint=ckpt, progress=progress, desc=activation)
     models = res.models()
     val = res.best_value.tolist()
