@@ -171,7 +171,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(format_ablation(result))
         if args.record:
             result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes)}
-            path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0)
+            # the wall time of the whole computation: this process and the earlier sittings of the
+            # networks it resumed from their checkpoints
+            earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())
+            path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0 + earlier)
             print(f"recorded: {path}")
         return 0
     if args.command == "estimate":

@@ -156,3 +156,5 @@ def test_a_checkpointed_figure1_run_resumes_to_the_same_numbers(tmp_path):
     for run in (first, again):
         assert run.reading == plain.reading == "balanced"
         assert run.test_mse == plain.test_mse and run.lrs == plain.lrs and run.best_step == plain.best_step
+    # the resumed run knows the first sitting's time (the recorded wall time is the whole run's)
+    assert first.earlier_seconds == 0.0 and again.earlier_seconds == pytest.approx(first.seconds, rel=0.5)

@@ -48,6 +48,9 @@ class Figure1Run:
     hidden_scale: float = 1.0
     grid_val_mse: dict[float, tuple[float, ...]] = field(default_factory=dict)
     reading: str = ""
+    #: wall seconds of the sittings before this one (a run resumed from its checkpoint):
+    #: ``seconds`` is this sitting's, ``seconds + earlier_seconds`` the whole run's
+    earlier_seconds: float = 0.0
 
 
 # --- which reading of "balanced feature-learning initialization" matches the paper -----------
@@ -175,6 +178,7 @@ def train_figure1(
         output_scale=output_scale,
         hidden_scale=hidden_scale,
         reading=reading.name,
+        earlier_seconds=res.earlier_seconds,
         grid_val_mse={lr: tuple(val[i] for i, (l2, _) in enumerate(pairs) if l2 == lr) for lr in grid},
     )
 
@@ -246,7 +250,8 @@ def reading_ablation(
     """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
     the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
     [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
-    "seconds", "source"}}}`` (with ``neurons``, also each reading's :func:`figure_neurons`). A
+    "seconds", "earlier_seconds", "source"}}}`` (``seconds``: the training wall time, the earlier
+    sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds``: those) (with ``neurons``, also each reading's :func:`figure_neurons`). A
     muP reading at its base width is the plain one and is skipped."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
@@ -256,7 +261,9 @@ def reading_ablation(
             continue
         runs = {act: train_figure1(sizes, act, reading=reading, data=data, device=dev, checkpoint_dir=checkpoint_dir,
                                    progress=progress) for act in ("relu", "gelu", "reglu", "swiglu")}
-        out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds for r in runs.values()),
+        # the whole runs' training time, earlier sittings of resumed ones included
+        out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds + r.earlier_seconds for r in runs.values()),
+                                         "earlier_seconds": sum(r.earlier_seconds for r in runs.values()),
                                          "source": reading.source,
                                          "lrs": {act: list(run.lrs) for act, run in runs.items()}}
         if neurons:
