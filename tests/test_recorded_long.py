@@ -91,3 +91,22 @@ def test_an_rfm_oracle_worse_than_its_own_iteration_0_is_flagged_and_left_out():
     # an unstable oracle with a test MSE below the Laplace oracle's is still left out
     odd = RegimeCell(10, 200_000, kernels={"oracle-rfm": 1e-3, "oracle-laplace": 4.5e-3}, oracle_rfm_iterations=[5e-4, 0.9, 0.1, 1e-3])
     assert odd.best_oracle() == 4.5e-3
+
+
+def test_cell_times_add_up_per_method_and_size():
+    from monosem.experiments.cache import Job
+    from monosem.experiments.recorded import cell_times, format_cell_times
+
+    machine = {"platform": "x", "cpu_count": 2, "accelerator": None, "torch": "2"}
+    recs = {
+        Job.make("rfm", 10, 50_000, 0, "long"): {"timing": {"seconds": 600.0, "cpu_seconds": 590.0, "threads": 1}, "machine": machine},
+        Job.make("mlp-relu", 10, 50_000, 0, "long", width=1024): {"timing": {"seconds": 1200.0, "threads": 1}, "machine": machine},
+        Job.make("rfm", 50, 20_000, 0, "long"): {"timing": {"seconds": 60.0, "threads": 1}, "machine": machine},
+    }
+    t = cell_times(recs)
+    assert t["columns"] == [(10, 50_000), (50, 20_000)] and t["cells"] == 3 and t["threads"] == {1: 3}
+    assert t["rows"]["rfm"] == {(10, 50_000): 600.0, (50, 20_000): 60.0} and t["rows"]["mlp-relu w1024"] == {(10, 50_000): 1200.0}
+    assert t["seconds"] == 1860.0 and t["cpu_seconds"] == 590.0 + 1200.0 + 60.0
+    text = format_cell_times(recs)
+    assert "K=10 n=50k" in text and "10.0" in text and "20.0" in text and "total: 0.5 h wall" in text
+    assert format_cell_times({}) == "no recorded cells yet"

@@ -41,6 +41,8 @@ __all__ = [
     "record_cells",
     "load_recorded_cells",
     "restore_cells",
+    "cell_times",
+    "format_cell_times",
 ]
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -190,3 +192,47 @@ def restore_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.Path
                    cpu_seconds=None if cpu is None else float(cpu))
         restored += 1
     return restored
+
+
+def cell_times(records: dict) -> dict[str, Any]:
+    """The recorded cells' wall times in one table: ``{"columns": [(K, n), ...], "rows":
+    {label: {(K, n): seconds}}, "seconds", "cpu_seconds", "cells", "machines", "threads"}``
+    (``threads``: how many cells ran on how many threads). A row is a
+    method (and the network width where the sweep varies it); a cell resumed over several
+    sittings counts all of them (its timing is the whole run's). Wall times are upper bounds
+    of the computation: a cell that shared the machine with other work took longer."""
+    rows: dict[str, dict[tuple[int, int], float]] = {}
+    machines: dict[tuple, dict[str, Any]] = {}
+    threads: dict[Any, int] = {}
+    seconds = cpu = 0.0
+    for job, rec in records.items():
+        t = rec.get("timing", {})
+        threads[t.get("threads")] = threads.get(t.get("threads"), 0) + 1
+        s = float(t.get("seconds", float("nan")))
+        width = job.param_dict.get("width")
+        label = job.method + (f" w{width}" if width else "")
+        rows.setdefault(label, {})[(job.K, job.n)] = rows.get(label, {}).get((job.K, job.n), 0.0) + s
+        seconds += s
+        cpu += float(t.get("cpu_seconds", s))
+        m = rec.get("machine", {})
+        machines[(m.get("platform"), m.get("cpu_count"), m.get("accelerator"))] = m
+    columns = sorted({c for r in rows.values() for c in r})
+    return {"columns": columns, "rows": dict(sorted(rows.items())), "seconds": seconds, "cpu_seconds": cpu,
+            "cells": len(records), "machines": list(machines.values()), "threads": threads}
+
+
+def format_cell_times(records: dict) -> str:
+    """:func:`cell_times` as text: minutes per cell, one column per (K, n), and the totals."""
+    if not records:
+        return "no recorded cells yet"
+    t = cell_times(records)
+    head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}"
+            for m in t["machines"]]
+    head.append("threads per cell: " + ", ".join(f"{k} ({v} cells)" for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
+    cols = t["columns"]
+    width = max(len(r) for r in t["rows"]) + 1
+    lines = head + ["wall minutes per cell", " " * width + "".join(f"{f'K={K} n={n // 1000}k':>14}" for K, n in cols)]
+    for label, row in t["rows"].items():
+        lines.append(f"{label:<{width}}" + "".join(f"{row[c] / 60:>14.1f}" if c in row else f"{'':>14}" for c in cols))
+    lines.append(f"total: {t['seconds'] / 3600:.1f} h wall ({t['cpu_seconds'] / 3600:.1f} h CPU) over {t['cells']} cells")
+    return "\n".join(lines)
