@@ -2,6 +2,7 @@
 
     python benchmarks/train.py [--threads 1 2] [--sizes 256x512 1024x1024 2048x2048 4096x4096]
                                [--activations relu reglu] [--seconds 3] [--rounds 3] [--device cpu]
+                               [--baseline REF]
 
 For every (width, batch), activation and thread count it times, interleaved in one process:
 
@@ -12,7 +13,9 @@ For every (width, batch), activation and thread count it times, interleaved in o
 * ``plain``     : the loop a user would write: ``nn.Linear`` layers, ``torch.optim.Adam``, a cosine
   ``LambdaLR`` schedule, a fresh permutation of the training set every epoch;
 
-and prints steady-state updates/s (after :data:`WARM` updates) with the ratios monosem/autograd
+and, with ``--baseline REF``, ``REF``: the training loop of git commit ``REF`` (e.g. ``138b07c^``,
+the loop as it was when the throughput issue measured it), imported from ``git archive`` as its own
+package; and prints steady-state updates/s (after :data:`WARM` updates) with the ratios monosem/autograd
 and monosem/plain. The three are timed in ``--rounds`` alternating rounds of ``seconds / rounds``
 each, and the table gives the median rate of each and the median of the per-round ratios: this
 machine's speed drifts (a shared virtual machine: the same loop runs 2.7-5.3 ms per update from
@@ -31,9 +34,15 @@ from it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -67,15 +76,37 @@ def rate(run, dev: torch.device, seconds: float) -> float:
     return n / run(n)
 
 
-def monosem_runner(x, y, width, batch, act, dev, gradients):
-    data = TrainData(x, y)
+def load_baseline(ref: str):
+    """The ``monosem`` package of git commit ``ref`` (``git archive``), imported under its own
+    name ``monosem_<ref>`` beside today's (its imports are relative), so that one process can time
+    both: e.g. the training loop as it was when a throughput target was set."""
+    root = Path(tempfile.mkdtemp(prefix="monosem-baseline-"))
+    repo = Path(__file__).resolve().parents[1]
+    tar = subprocess.run(["git", "-C", str(repo), "archive", ref, "monosem"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(root)], input=tar, check=True)
+    name = "monosem_" + re.sub(r"[^A-Za-z0-9_]", "_", ref)
+    (root / "monosem").rename(root / name)
+    sys.path.insert(0, str(root))
+    pkg = importlib.import_module(name)
+    for sub in ("train", "models"):
+        importlib.import_module(f"{name}.{sub}")
+    return pkg
+
+
+def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None):
+    """Today's ``train`` with ``gradients`` ("manual" / "autograd"), or with ``pkg`` (a
+    :func:`load_baseline` package) that package's ``train`` as it was (``gradients`` unused)."""
+    train_fn, config_fn, stack_cls, data_cls = (train, a2_config, MLPStack, TrainData) if pkg is None else (
+        pkg.train.train, pkg.train.a2_config, pkg.models.MLPStack, pkg.train.TrainData)
+    extra = {"gradients": gradients} if pkg is None else {}
+    data = data_cls(x, y)
 
     def run(steps: int) -> float:
         warm = warm_steps(width, batch)
         # one update more than is timed: the run's last update is followed by its final
         # evaluation and the restore of the kept checkpoint, which are not training throughput
-        cfg = a2_config(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0)
-        stack = MLPStack(x.shape[1], width, act, [0], device=dev)
+        cfg = config_fn(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0)
+        stack = stack_cls(x.shape[1], width, act, [0], device=dev)
         clock = {}
 
         def tick(step: int) -> None:
@@ -83,7 +114,7 @@ def monosem_runner(x, y, width, batch, act, dev, gradients):
                 _sync(dev)
                 clock["t0" if step == warm else "t1"] = time.perf_counter()
 
-        train(stack, data, cfg, progress=False, gradients=gradients, callback=tick)
+        train_fn(stack, data, cfg, progress=False, callback=tick, **extra)
         return clock["t1"] - clock["t0"]
 
     return run
@@ -179,13 +210,20 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement (all rounds together)")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the three loops (medians reported)")
     p.add_argument("--device", default=None)
+    p.add_argument("--baseline", metavar="REF", default=None,
+                   help="also time the training loop of git commit REF (a fourth column, 'REF', and the ratio "
+                        "monosem / REF): e.g. 138b07c^, the loop the throughput issue measured")
     args = p.parse_args()
+    base = load_baseline(args.baseline) if args.baseline else None
     dev = get_device(args.device)
     x, y, _ = mixed_link_model(10, run=0).pool(20_000, run=0, device=dev)
     d = x.shape[1]
     print(f"device {dev}; Figure 2 data, d = {d}, n = {x.shape[0]}; updates per second of one network")
+    ref = args.baseline[:9] if base is not None else ""
     print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'monosem':>9} {'autograd':>9} {'plain':>9} "
-          f"{'vs autograd':>12} {'vs plain':>9} {'floor':>9} {'of floor':>9}")
+          + (f"{ref:>9} " if base is not None else "")
+          + f"{'vs autograd':>12} {'vs plain':>9} " + (f"{'vs ' + ref:>13} " if base is not None else "")
+          + f"{'floor':>9} {'of floor':>9}")
     for threads in args.threads:
         if dev.type == "cpu":
             torch.set_num_threads(threads)
@@ -199,14 +237,21 @@ def main() -> None:
                     "autograd": monosem_runner(x, y, width, batch, act, dev, "autograd"),
                     "plain": plain_runner(x, y, width, batch, act, dev),
                 }
+                if base is not None:
+                    runners["base"] = monosem_runner(x, y, width, batch, act, dev, "", pkg=base)
                 rounds = [{k: rate(run, dev, args.seconds / args.rounds) for k, run in runners.items()} for _ in range(args.rounds)]
                 r = {k: statistics.median(rd[k] for rd in rounds) for k in runners}
                 vs_autograd = statistics.median(rd["monosem"] / rd["autograd"] for rd in rounds)
                 vs_plain = statistics.median(rd["monosem"] / rd["plain"] for rd in rounds)
                 floor = 1.0 / floor_seconds(width, batch, act, d, mm, bw)
+                base_cols = ""
+                if base is not None:
+                    vs_base = statistics.median(rd["monosem"] / rd["base"] for rd in rounds)
+                    base_cols = (f"{r['base']:>9.1f} ", f"{vs_base:>12.2f}x ")
                 print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
-                      f"{vs_autograd:>11.2f}x {vs_plain:>8.2f}x {floor:>9.0f} "
-                      f"{r['monosem'] / floor:>8.0%}", flush=True)
+                      + (base_cols[0] if base_cols else "")
+                      + f"{vs_autograd:>11.2f}x {vs_plain:>8.2f}x " + (base_cols[1] if base_cols else "")
+                      + f"{floor:>9.0f} {r['monosem'] / floor:>8.0%}", flush=True)
 
 
 if __name__ == "__main__":
