@@ -158,3 +158,16 @@ def test_a_checkpointed_figure1_run_resumes_to_the_same_numbers(tmp_path):
         assert run.test_mse == plain.test_mse and run.lrs == plain.lrs and run.best_step == plain.best_step
     # the resumed run knows the first sitting's time (the recorded wall time is the whole run's)
     assert first.earlier_seconds == 0.0 and again.earlier_seconds == pytest.approx(first.seconds, rel=0.5)
+
+
+def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
+    rows = _paper_rows()
+    for r in rows:  # move the ReGLU value branch 20 points off, the others stay on the paper's
+        if r["branch"] == "reglu value":
+            r["frac_A071"] += 0.20
+    text = fig1.paper_scale_verdict({"readings": {"balanced": {"rows": rows}}})
+    first, second, third = text.splitlines()
+    assert "ReLU" in first and "ReGLU gate" in first and "ReGLU value" not in first
+    assert second == "farther: ReGLU value (up to 20 points)"
+    gate, value = PAPER_FIGURE1["reglu gate"], PAPER_FIGURE1["reglu value"]
+    assert f"{gate[1] - value[1] - 20:+.1f} points (the paper's {gate[1] - value[1]:+.1f})" in third

@@ -409,3 +409,33 @@ def ablation_verdict(result: dict) -> str:
                  + (", ".join(repr(n) for n in gate_ok) if gate_ok else "no reading"))
     lines.append(f"  (closest on the gate: {best_gate!r}, mean {scores[best_gate]['reglu_gate_pp']:.1f} points)")
     return "\n".join(lines)
+
+
+def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
+    """The paper-scale run's answer in words, computed from its table: which of the six rows land
+    within :data:`REPRODUCE_PP` points of the paper on all three columns (active share, % with
+    A >= .71, % with A >= .90), which do not and by how much at most, and whether the ReGLU
+    gate / value split (a strongly aligned gate over a weakly aligned value branch) appears."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    name = next(iter(recorded["readings"]))
+    means = _branch_means(recorded["readings"][name]["rows"])
+    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
+             "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
+    near, far = [], []
+    for b, (n_act, a71, a90) in paper.items():
+        if b not in means:
+            continue
+        m = means[b]
+        worst = max(abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90))
+        (near if worst <= REPRODUCE_PP else far).append((short.get(b, b), worst))
+    lines = [f"within {REPRODUCE_PP:.0f} points of the paper on all three columns: "
+             + (", ".join(n for n, _ in near) if near else "no row")]
+    if far:
+        lines.append("farther: " + ", ".join(f"{n} (up to {w:.0f} points)" for n, w in far))
+    if "reglu gate" in means and "reglu value" in means:
+        g, v = means["reglu gate"], means["reglu value"]
+        pg, pv = paper["reglu gate"], paper["reglu value"]
+        lines.append(f"ReGLU gate minus value, % with A >= .71: {g['A071_pct'] - v['A071_pct']:+.1f} points "
+                     f"(the paper's {pg[1] - pv[1]:+.1f}); with A >= .90: {g['A090_pct'] - v['A090_pct']:+.1f} "
+                     f"(the paper's {pg[2] - pv[2]:+.1f})")
+    return "\n".join(lines)
