@@ -137,6 +137,14 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     entry = result["readings"]["balanced"]
     assert set(entry["neurons"]) == {"figure1", "figure5"} and set(entry["lrs"]) == {"relu", "gelu", "reglu", "swiglu"}
     assert all(len(n["w"]) == 40 for part in entry["neurons"].values() for n in part)
+    # the ReLU table at every searched rate, the selected one marked and equal to the table's row
+    grid = get_profile("smoke").specialization.relu_lr_grid
+    rates = entry["relu_rates"]
+    assert sorted({r["lr"] for r in rates}) == sorted(grid) and sum(r["selected"] for r in rates) == 1
+    picked = next(r for r in rates if r["selected"])
+    relu_row = next(r for r in entry["rows"] if r["branch"] == "relu")
+    assert {k: picked[k] for k in relu_row} == relu_row
+    assert "selected" in fig1.format_rate_rows(rates) and "0.004" in fig1.format_rate_rows(rates)
     text = fig1.format_paper_comparison(result, live_rows=entry["rows"])
     assert "minus paper (pp)" in text and "mean |recorded - paper|" in text
     assert max(len(line) for line in text.splitlines()) <= 80
@@ -171,3 +179,15 @@ def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
     assert second == "farther: ReGLU value (up to 20 points)"
     gate, value = PAPER_FIGURE1["reglu gate"], PAPER_FIGURE1["reglu value"]
     assert f"{gate[1] - value[1] - 20:+.1f} points (the paper's {gate[1] - value[1]:+.1f})" in third
+
+
+def test_rate_rows_cover_every_candidate_of_the_relu_search():
+    sizes = dataclasses.replace(get_profile("smoke").specialization, relu_lr_grid=(0.004, 0.016), seeds=(0, 1))
+    run = fig1.train_figure1(sizes, "relu", progress=False)
+    rows = fig1.rate_rows(run)
+    assert len(rows) == 4 and {(r["lr"], r["seed"]) for r in rows} == {(lr, s) for lr in (0.004, 0.016) for s in (0, 1)}
+    for seed, lr, val in zip(run.seeds, run.lrs, run.val_mse):
+        mine = [r for r in rows if r["seed"] == seed]
+        assert [r["lr"] for r in mine if r["selected"]] == [lr]
+        assert min(r["val_mse"] for r in mine) == val  # validation picked the best candidate
+    assert len(fig1.format_rate_rows(rows).splitlines()) == 4

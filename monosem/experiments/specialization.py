@@ -51,6 +51,9 @@ class Figure1Run:
     #: wall seconds of the sittings before this one (a run resumed from its checkpoint):
     #: ``seconds`` is this sitting's, ``seconds + earlier_seconds`` the whole run's
     earlier_seconds: float = 0.0
+    #: every trained network of the grid, validation-selected or not: ``(lr, seed, model,
+    #: val_mse, test_mse)`` (the ReLU rate search keeps all of its candidates here)
+    candidates: list[tuple[float, int, MLP, float, float]] = field(default_factory=list)
 
 
 # --- which reading of "balanced feature-learning initialization" matches the paper -----------
@@ -179,6 +182,7 @@ def train_figure1(
         hidden_scale=hidden_scale,
         reading=reading.name,
         earlier_seconds=res.earlier_seconds,
+        candidates=[(lr, s, models[i], val[i], test[i]) for i, (lr, s) in enumerate(pairs)],
         grid_val_mse={lr: tuple(val[i] for i, (l2, _) in enumerate(pairs) if l2 == lr) for lr in grid},
     )
 
@@ -218,6 +222,38 @@ def table_rows(runs: dict[str, Figure1Run]) -> list[dict]:
     return rows
 
 
+def rate_rows(run: Figure1Run) -> list[dict]:
+    """The Figure 1 rows of every candidate of a learning-rate search (the ReLU grid), selected or
+    not, as :func:`table_rows` gives them plus ``val_mse`` and ``selected``: how the table
+    depends on the rate that validation picks (the paper reports picking 0.004)."""
+    directions = figure1_model().directions
+    chosen = set(zip(run.lrs, run.seeds))
+    rows = []
+    for lr, seed, net, val, err in run.candidates:
+        for r in specialization_table(net, directions):
+            rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
+                         "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
+                         "frac_D2": r.frac_D2, "test_mse": float(err), "val_mse": float(val), "lr": lr,
+                         "selected": (lr, seed) in chosen})
+    return rows
+
+
+def format_rate_rows(rows: list[dict], paper: dict | None = None) -> str:
+    """:func:`rate_rows` as text, one line per rate (seed means), beside the paper's ReLU row."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    n_act, a71, a90 = paper["relu"]
+    lines = [f"{'ReLU rate':>9} {'val MSE':>9} {'test MSE':>9} {'active %':>9} {'A>=.71 %':>9} {'A>=.90 %':>9}",
+             f"{'paper':>9} {'':>9} {'':>9} {100 * n_act / 2048:>9.1f} {a71:>9.1f} {a90:>9.1f}   (rate 0.004)"]
+    for lr in sorted({r["lr"] for r in rows}):
+        mine = [r for r in rows if r["lr"] == lr]
+        k = len(mine)
+        mean = lambda key: sum(r[key] for r in mine) / k  # noqa: E731
+        lines.append(f"{lr:>9g} {mean('val_mse'):>9.3g} {mean('test_mse'):>9.3g} "
+                     f"{sum(100 * r['n_active'] / r['width'] for r in mine) / k:>9.1f} {100 * mean('frac_A071'):>9.1f} "
+                     f"{100 * mean('frac_A090'):>9.1f}" + ("   selected" if any(r["selected"] for r in mine) else ""))
+    return "\n".join(lines)
+
+
 def figure_neurons(runs: dict[str, Figure1Run], k: int = 4) -> dict[str, list[dict]]:
     """The neurons page 03 draws, of the first seed, as JSON-ready weight rows: Figure 1 bottom
     (the ``k`` most important active GELU neurons with A_j >= 0.90) and Figure 5 (GELU, then
@@ -252,7 +288,8 @@ def reading_ablation(
     [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
     "seconds", "earlier_seconds", "source"}}}`` (``seconds``: the training wall time, the earlier
     sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds``: those) (with ``neurons``, also each reading's :func:`figure_neurons`). A
-    muP reading at its base width is the plain one and is skipped."""
+    muP reading at its base width is the plain one and is skipped. With ``neurons`` each reading
+    also keeps ``relu_rates``: the ReLU table at every rate of the search (:func:`rate_rows`)."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
     out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
@@ -268,6 +305,7 @@ def reading_ablation(
                                          "lrs": {act: list(run.lrs) for act, run in runs.items()}}
         if neurons:
             out["readings"][reading.name]["neurons"] = figure_neurons(runs)
+            out["readings"][reading.name]["relu_rates"] = rate_rows(runs["relu"])
     return out
 
 
