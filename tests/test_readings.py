@@ -145,6 +145,16 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     relu_row = next(r for r in entry["rows"] if r["branch"] == "relu")
     assert {k: picked[k] for k in relu_row} == relu_row
     assert "selected" in fig1.format_rate_rows(rates) and "0.004" in fig1.format_rate_rows(rates)
+    # the share of the width that carries each share of the importance grows with the share, and at
+    # 99.9 % it is the table's active share
+    spread = entry["importance_spread"]
+    assert set(spread) == {"relu", "gelu", "reglu", "swiglu"}
+    for act, row in spread.items():
+        values = list(row.values())
+        assert values == sorted(values) and 0 < values[0] and values[-1] <= 100
+        n_active = next(r["n_active"] for r in entry["rows"] if r["branch"].startswith(act))
+        assert row["0.999"] == pytest.approx(100 * n_active / 64)
+    assert "99.9 %" in fig1.format_importance_spread(spread)
     text = fig1.format_paper_comparison(result, live_rows=entry["rows"])
     assert "minus paper (pp)" in text and "mean |recorded - paper|" in text
     assert max(len(line) for line in text.splitlines()) <= 80

@@ -18,7 +18,7 @@ from ..data import figure1_model
 from ..device import get_device
 from ..models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
 from ..profiles import SpecializationSizes
-from ..specialization import PAPER_FIGURE1, specialization_table, top_aligned
+from ..specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
 from ..train import LR_A1, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
@@ -222,6 +222,15 @@ def table_rows(runs: dict[str, Figure1Run]) -> list[dict]:
     return rows
 
 
+def format_importance_spread(spread: dict[str, dict[str, float]]) -> str:
+    """:func:`importance_spread` as text: % of the width carrying each share of the importance."""
+    shares = list(next(iter(spread.values())))
+    lines = [f"{'% of neurons carrying':<22}" + "".join(f"{float(s) * 100:>8g} %" for s in shares)]
+    for act, row in spread.items():
+        lines.append(f"{act:<22}" + "".join(f"{row[s]:>9.1f}%" for s in shares))
+    return "\n".join(lines)
+
+
 def rate_rows(run: Figure1Run) -> list[dict]:
     """The Figure 1 rows of every candidate of a learning-rate search (the ReLU grid), selected or
     not, as :func:`table_rows` gives them plus ``val_mse`` and ``selected``: how the table
@@ -252,6 +261,23 @@ def format_rate_rows(rows: list[dict], paper: dict | None = None) -> str:
                      f"{sum(100 * r['n_active'] / r['width'] for r in mine) / k:>9.1f} {100 * mean('frac_A071'):>9.1f} "
                      f"{100 * mean('frac_A090'):>9.1f}" + ("   selected" if any(r["selected"] for r in mine) else ""))
     return "\n".join(lines)
+
+
+#: shares of the total importance at which :func:`importance_spread` counts the neurons needed
+SPREAD_FRACTIONS = (0.5, 0.9, 0.99, 0.999)
+
+
+def importance_spread(runs: dict[str, Figure1Run]) -> dict[str, dict[str, float]]:
+    """How concentrated each network's importance I_j is (first seed): per activation, the
+    percentage of the width needed to carry each share of :data:`SPREAD_FRACTIONS` of the total
+    (at 0.999 it is the paper's active share). A network whose importance is spread evenly needs
+    most of its neurons for every share; the paper's 22-30 % active at 0.999 means that most of
+    its neurons carry almost nothing."""
+    out = {}
+    for act, run in runs.items():
+        imp = importance(run.models[0])
+        out[act] = {f"{f:g}": 100 * int(active_set(imp, f).numel()) / run.models[0].width for f in SPREAD_FRACTIONS}
+    return out
 
 
 def figure_neurons(runs: dict[str, Figure1Run], k: int = 4) -> dict[str, list[dict]]:
@@ -289,7 +315,8 @@ def reading_ablation(
     "seconds", "earlier_seconds", "source"}}}`` (``seconds``: the training wall time, the earlier
     sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds``: those) (with ``neurons``, also each reading's :func:`figure_neurons`). A
     muP reading at its base width is the plain one and is skipped. With ``neurons`` each reading
-    also keeps ``relu_rates``: the ReLU table at every rate of the search (:func:`rate_rows`)."""
+    also keeps ``relu_rates``: the ReLU table at every rate of the search (:func:`rate_rows`), and
+    ``importance_spread`` (:func:`importance_spread`)."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
     out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
@@ -306,6 +333,7 @@ def reading_ablation(
         if neurons:
             out["readings"][reading.name]["neurons"] = figure_neurons(runs)
             out["readings"][reading.name]["relu_rates"] = rate_rows(runs["relu"])
+            out["readings"][reading.name]["importance_spread"] = importance_spread(runs)
     return out
 
 
