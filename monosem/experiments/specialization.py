@@ -259,11 +259,10 @@ def format_rate_rows(rows: list[dict], paper: dict | None = None) -> str:
              f"{'paper':>9} {'':>9} {'':>9} {100 * n_act / 2048:>9.1f} {a71:>9.1f} {a90:>9.1f}   (rate 0.004)"]
     for lr in sorted({r["lr"] for r in rows}):
         mine = [r for r in rows if r["lr"] == lr]
-        k = len(mine)
-        mean = lambda key: sum(r[key] for r in mine) / k  # noqa: E731
-        lines.append(f"{lr:>9g} {mean('val_mse'):>9.3g} {mean('test_mse'):>9.3g} "
-                     f"{sum(100 * r['n_active'] / r['width'] for r in mine) / k:>9.1f} {100 * mean('frac_A071'):>9.1f} "
-                     f"{100 * mean('frac_A090'):>9.1f}" + ("   selected" if any(r["selected"] for r in mine) else ""))
+        mean = {key: sum(r[key] for r in mine) / len(mine) for key in ("val_mse", "test_mse", "frac_A071", "frac_A090")}
+        active = sum(100 * r["n_active"] / r["width"] for r in mine) / len(mine)
+        lines.append(f"{lr:>9g} {mean['val_mse']:>9.3g} {mean['test_mse']:>9.3g} {active:>9.1f} {100 * mean['frac_A071']:>9.1f} "
+                     f"{100 * mean['frac_A090']:>9.1f}" + ("   selected" if any(r["selected"] for r in mine) else ""))
     return "\n".join(lines)
 
 
