@@ -228,7 +228,8 @@ def format_cell_times(records: dict) -> str:
     t = cell_times(records)
     head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}"
             for m in t["machines"]]
-    head.append("threads per cell: " + ", ".join(f"{k} ({v} cells)" for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
+    head.append("threads per cell: " + ", ".join(f"{'not recorded' if k is None else k} ({v} cells)"
+                                                 for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
     cols = t["columns"]
     width = max(len(r) for r in t["rows"]) + 1
     lines = head + ["wall minutes per cell", " " * width + "".join(f"{f'K={K} n={n // 1000}k':>14}" for K, n in cols)]
