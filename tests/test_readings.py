@@ -184,7 +184,7 @@ def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
         if r["branch"] == "reglu value":
             r["frac_A071"] += 0.20
     text = fig1.paper_scale_verdict({"readings": {"balanced": {"rows": rows}}})
-    first, second, third = text.splitlines()
+    first, second, _, third, _ = text.splitlines()
     assert "ReLU" in first and "ReGLU gate" in first and "ReGLU value" not in first
     assert second == "farther: ReGLU value (up to 20 points)"
     gate, value = PAPER_FIGURE1["reglu gate"], PAPER_FIGURE1["reglu value"]

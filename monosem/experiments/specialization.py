@@ -499,12 +499,11 @@ def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
         (near if worst <= REPRODUCE_PP else far).append((short.get(b, b), worst))
     lines = [f"within {REPRODUCE_PP:.0f} points of the paper on all three columns: "
              + (", ".join(n for n, _ in near) if near else "no row")]
-    if far:
-        lines.append("farther: " + ", ".join(f"{n} (up to {w:.0f} points)" for n, w in far))
+    lines += [f"farther: {n} (up to {w:.0f} points)" for n, w in far]
     if "reglu gate" in means and "reglu value" in means:
         g, v = means["reglu gate"], means["reglu value"]
         pg, pv = paper["reglu gate"], paper["reglu value"]
-        lines.append(f"ReGLU gate minus value, % with A >= .71: {g['A071_pct'] - v['A071_pct']:+.1f} points "
-                     f"(the paper's {pg[1] - pv[1]:+.1f}); with A >= .90: {g['A090_pct'] - v['A090_pct']:+.1f} "
-                     f"(the paper's {pg[2] - pv[2]:+.1f})")
+        lines.append("ReGLU gate minus value:")
+        lines.append(f"  % with A >= .71: {g['A071_pct'] - v['A071_pct']:+.1f} points (the paper's {pg[1] - pv[1]:+.1f})")
+        lines.append(f"  % with A >= .90: {g['A090_pct'] - v['A090_pct']:+.1f} points (the paper's {pg[2] - pv[2]:+.1f})")
     return "\n".join(lines)
