@@ -108,5 +108,5 @@ def test_cell_times_add_up_per_method_and_size():
     assert t["rows"]["rfm"] == {(10, 50_000): 600.0, (50, 20_000): 60.0} and t["rows"]["mlp-relu w1024"] == {(10, 50_000): 1200.0}
     assert t["seconds"] == 1860.0 and t["cpu_seconds"] == 590.0 + 1200.0 + 60.0
     text = format_cell_times(recs)
-    assert "K=10 n=50k" in text and "10.0" in text and "20.0" in text and "total: 0.5 h wall" in text
+    assert "10/50k" in text and "10.0" in text and "20.0" in text and "total: 0.5 h wall" in text
     assert format_cell_times({}) == "no recorded cells yet"

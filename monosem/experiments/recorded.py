@@ -232,8 +232,9 @@ def format_cell_times(records: dict) -> str:
                                                  for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
     cols = t["columns"]
     width = max(len(r) for r in t["rows"]) + 1
-    lines = head + ["wall minutes per cell", " " * width + "".join(f"{f'K={K} n={n // 1000}k':>14}" for K, n in cols)]
+    # narrow columns (K / n) so that a page's eight (K, n) pairs fit a text block
+    lines = head + ["wall minutes per cell; columns K / n", " " * width + "".join(f"{f'{K}/{n // 1000}k':>9}" for K, n in cols)]
     for label, row in t["rows"].items():
-        lines.append(f"{label:<{width}}" + "".join(f"{row[c] / 60:>14.1f}" if c in row else f"{'':>14}" for c in cols))
+        lines.append(f"{label:<{width}}" + "".join(f"{row[c] / 60:>9.1f}" if c in row else f"{'':>9}" for c in cols))
     lines.append(f"total: {t['seconds'] / 3600:.1f} h wall ({t['cpu_seconds'] / 3600:.1f} h CPU) over {t['cells']} cells")
     return "\n".join(lines)
