@@ -244,14 +244,13 @@ def main() -> None:
                 vs_autograd = statistics.median(rd["monosem"] / rd["autograd"] for rd in rounds)
                 vs_plain = statistics.median(rd["monosem"] / rd["plain"] for rd in rounds)
                 floor = 1.0 / floor_seconds(width, batch, act, d, mm, bw)
-                base_cols = ""
+                base_rate = base_vs = ""
                 if base is not None:
-                    vs_base = statistics.median(rd["monosem"] / rd["base"] for rd in rounds)
-                    base_cols = (f"{r['base']:>9.1f} ", f"{vs_base:>12.2f}x ")
+                    base_rate = f"{r['base']:>9.1f} "
+                    base_vs = f"{statistics.median(rd['monosem'] / rd['base'] for rd in rounds):>12.2f}x "
                 print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
-                      + (base_cols[0] if base_cols else "")
-                      + f"{vs_autograd:>11.2f}x {vs_plain:>8.2f}x " + (base_cols[1] if base_cols else "")
-                      + f"{floor:>9.0f} {r['monosem'] / floor:>8.0%}", flush=True)
+                      f"{base_rate}{vs_autograd:>11.2f}x {vs_plain:>8.2f}x {base_vs}"
+                      f"{floor:>9.0f} {r['monosem'] / floor:>8.0%}", flush=True)
 
 
 if __name__ == "__main__":

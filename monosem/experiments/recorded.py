@@ -23,6 +23,7 @@ import platform
 import re
 import subprocess
 import time
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -203,22 +204,22 @@ def cell_times(records: dict) -> dict[str, Any]:
     of the computation: a cell that shared the machine with other work took longer."""
     rows: dict[str, dict[tuple[int, int], float]] = {}
     machines: dict[tuple, dict[str, Any]] = {}
-    threads: dict[Any, int] = {}
+    threads: Counter = Counter()
     seconds = cpu = 0.0
     for job, rec in records.items():
         t = rec.get("timing", {})
-        threads[t.get("threads")] = threads.get(t.get("threads"), 0) + 1
+        threads[t.get("threads")] += 1
         s = float(t.get("seconds", float("nan")))
         width = job.param_dict.get("width")
-        label = job.method + (f" w{width}" if width else "")
-        rows.setdefault(label, {})[(job.K, job.n)] = rows.get(label, {}).get((job.K, job.n), 0.0) + s
+        row = rows.setdefault(job.method + (f" w{width}" if width else ""), {})
+        row[(job.K, job.n)] = row.get((job.K, job.n), 0.0) + s
         seconds += s
         cpu += float(t.get("cpu_seconds", s))
         m = rec.get("machine", {})
         machines[(m.get("platform"), m.get("cpu_count"), m.get("accelerator"))] = m
     columns = sorted({c for r in rows.values() for c in r})
     return {"columns": columns, "rows": dict(sorted(rows.items())), "seconds": seconds, "cpu_seconds": cpu,
-            "cells": len(records), "machines": list(machines.values()), "threads": threads}
+            "cells": len(records), "machines": list(machines.values()), "threads": dict(threads)}
 
 
 def format_cell_times(records: dict) -> str:

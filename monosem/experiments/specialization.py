@@ -216,14 +216,17 @@ def table_rows(runs: dict[str, Figure1Run]) -> list[dict]:
     """The Figure 1 table of trained runs as plain rows (JSON-ready), one per branch and seed:
     ``{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}``."""
     directions = figure1_model().directions
-    rows = []
-    for run in runs.values():
-        for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
-            for r in specialization_table(net, directions):
-                rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
-                             "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
-                             "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr})
-    return rows
+    return [_row(r, seed, err, lr) for run in runs.values()
+            for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs)
+            for r in specialization_table(net, directions)]
+
+
+def _row(r, seed: int, test_mse: float, lr: float) -> dict:
+    """One JSON-ready row of the Figure 1 table: a :class:`SpecializationRow` with its network's
+    seed, test MSE and learning rate."""
+    return {"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
+            "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
+            "frac_D2": r.frac_D2, "test_mse": float(test_mse), "lr": lr}
 
 
 def format_importance_spread(spread: dict[str, dict[str, float]]) -> str:
@@ -241,14 +244,8 @@ def rate_rows(run: Figure1Run) -> list[dict]:
     depends on the rate that validation picks (the paper reports picking 0.004)."""
     directions = figure1_model().directions
     chosen = set(zip(run.lrs, run.seeds))
-    rows = []
-    for lr, seed, net, val, err in run.candidates:
-        for r in specialization_table(net, directions):
-            rows.append({"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
-                         "frac_A071": r.frac_A071, "frac_A090": r.frac_A090, "frac_D1": r.frac_D1,
-                         "frac_D2": r.frac_D2, "test_mse": float(err), "val_mse": float(val), "lr": lr,
-                         "selected": (lr, seed) in chosen})
-    return rows
+    return [_row(r, seed, err, lr) | {"val_mse": float(val), "selected": (lr, seed) in chosen}
+            for lr, seed, net, val, err in run.candidates for r in specialization_table(net, directions)]
 
 
 def format_rate_rows(rows: list[dict], paper: dict | None = None) -> str:
@@ -315,11 +312,11 @@ def reading_ablation(
     """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
     the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
     [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
-    "seconds", "earlier_seconds", "source"}}}`` (``seconds``: the training wall time, the earlier
-    sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds``: those) (with ``neurons``, also each reading's :func:`figure_neurons`). A
-    muP reading at its base width is the plain one and is skipped. With ``neurons`` each reading
-    also keeps ``relu_rates``: the ReLU table at every rate of the search (:func:`rate_rows`), and
-    ``importance_spread`` (:func:`importance_spread`)."""
+    "seconds", "earlier_seconds", "source"}}}``. ``seconds`` is the training wall time, the earlier
+    sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds`` is those.
+    With ``neurons`` each reading also keeps :func:`figure_neurons`, ``relu_rates`` (the ReLU table
+    at every rate of the search, :func:`rate_rows`) and :func:`importance_spread`. A muP reading at
+    its base width is the plain one and is skipped."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
     out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
@@ -359,7 +356,7 @@ def format_paper_comparison(recorded: dict, live_rows: list[dict] | None = None,
         if b not in rec:
             continue
         m = rec[b]
-        d = (m["active_pct"] - 100 * n_act / 2048, m["A071_pct"] - a71, m["A090_pct"] - a90)
+        d = _minus_paper(m, paper[b])
         diffs += [abs(v) for v in d]
         line = (f"{short.get(b, b):<9}{cell(100 * n_act / 2048, a71, a90):>16}"
                 f"{cell(m['active_pct'], m['A071_pct'], m['A090_pct']):>16}{'/'.join(f'{v:+.1f}' for v in d):>20}")
@@ -392,6 +389,13 @@ def _branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _minus_paper(m: dict[str, float], paper_row: tuple[float, float, float]) -> tuple[float, float, float]:
+    """One branch's seed means (:func:`_branch_means`) minus the paper's row, in percentage
+    points: active share of 2 048 neurons, % with A >= .71, % with A >= .90."""
+    n_act, a71, a90 = paper_row
+    return m["active_pct"] - 100 * n_act / 2048, m["A071_pct"] - a71, m["A090_pct"] - a90
+
+
 def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[str, float]]:
     """How far each reading's table is from the paper's: over the six branches and the three
     columns the paper prints legibly (active share of 2 048 neurons, % with A >= .71, % with
@@ -402,11 +406,10 @@ def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[s
     for name, rec in result["readings"].items():
         means = _branch_means(rec["rows"])
         diffs, gate = [], []
-        for branch, (n_act, a71, a90) in paper.items():
+        for branch, row in paper.items():
             if branch not in means:
                 continue
-            m = means[branch]
-            d = [abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90)]
+            d = [abs(v) for v in _minus_paper(means[branch], row)]
             diffs += d
             if branch == "reglu gate":
                 gate = d
@@ -470,8 +473,7 @@ def ablation_verdict(result: dict) -> str:
         m = _branch_means(rec["rows"]).get("reglu gate")
         if m is None:
             continue
-        n_act, a71, a90 = PAPER_FIGURE1["reglu gate"]
-        if max(abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90)) <= REPRODUCE_PP:
+        if max(abs(v) for v in _minus_paper(m, PAPER_FIGURE1["reglu gate"])) <= REPRODUCE_PP:
             gate_ok.append(name)
     best_gate = min(names, key=lambda n: scores[n]["reglu_gate_pp"])
     lines.append(f"  ReGLU gate within {REPRODUCE_PP:.0f} points on all three columns: "
@@ -491,11 +493,10 @@ def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
     short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
              "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
     near, far = [], []
-    for b, (n_act, a71, a90) in paper.items():
+    for b, row in paper.items():
         if b not in means:
             continue
-        m = means[b]
-        worst = max(abs(m["active_pct"] - 100 * n_act / 2048), abs(m["A071_pct"] - a71), abs(m["A090_pct"] - a90))
+        worst = max(abs(v) for v in _minus_paper(means[b], row))
         (near if worst <= REPRODUCE_PP else far).append((short.get(b, b), worst))
     lines = [f"within {REPRODUCE_PP:.0f} points of the paper on all three columns: "
              + (", ".join(n for n, _ in near) if near else "no row")]
