@@ -7,7 +7,10 @@
 For every (width, batch), activation and thread count it times, interleaved in one process:
 
 * ``monosem``   : ``monosem.train.train`` with the hand-derived gradient (``gradients="manual"``,
-  the default, :mod:`monosem.train.step`, its buffers in one reused ``StepWorkspace``);
+  the default, :mod:`monosem.train.step`, its buffers in one reused ``StepWorkspace``) at the
+  current step revision (``STEP_REVISION``);
+* ``rev 1``     : the same at step revision 1 (the step the recorded long run used: h formed, the
+  readout products as matrix-vector products over it);
 * ``autograd``  : the same loop with the gradient through ``torch.autograd`` (the path before the
   hand-derived step: ``gradients="autograd"``);
 * ``plain``     : the loop a user would write: ``nn.Linear`` layers, ``torch.optim.Adam``, a cosine
@@ -15,8 +18,8 @@ For every (width, batch), activation and thread count it times, interleaved in o
 
 and, with ``--baseline REF``, ``REF``: the training loop of git commit ``REF`` (e.g. ``138b07c^``,
 the loop as it was when the throughput issue measured it), imported from ``git archive`` as its own
-package; and prints steady-state updates/s (after :data:`WARM` updates) with the ratios monosem/autograd
-and monosem/plain. The three are timed in ``--rounds`` alternating rounds of ``seconds / rounds``
+package; and prints steady-state updates/s (after :data:`WARM` updates) with the ratios of monosem
+to each. The loops are timed in ``--rounds`` alternating rounds of ``seconds / rounds``
 each, and the table gives the median rate of each and the median of the per-round ratios: this
 machine's speed drifts (a shared virtual machine: the same loop runs 2.7-5.3 ms per update from
 one minute to the next), and a ratio of two measurements taken seconds apart is steadier than
@@ -24,11 +27,16 @@ either rate. Training runs on the Figure 2 data (d = 20, n = 20 000) with the Ap
 learning rates; no evaluation inside the timed window.
 
 The arithmetic floor: one update of a width-w network does about 4 B (d + 1) H floating-point
-operations in its two first-layer matrix products (H = w, or 2w gated), plus the readout's
-matrix-vector products, plus a few passes over the (B, H) activations. The script measures the
-machine's matrix-product rate (a large square ``mm``) and its memory bandwidth (a large copy) on
-the same threads and reports ``floor = flops / rate + bytes / bandwidth`` and how far each path is
-from it.
+operations in its two first-layer matrix products (H = w, or 2w gated) and 2 B w in the readout
+f = h a, and moves the (B, H) activations at least four times: the pre-activations written by
+the forward product, read and their derivative written by one fused elementwise pass (which also
+forms f), and the derivative read by the weight-gradient product. The script measures the
+machine's matrix-product rate (a large square ``mm``) and, for every size, the bandwidth of a copy
+of one (B, H) float32 array (cache-resident at the small sizes, as the step's arrays are) on the
+same threads, and reports ``floor = flops / rate + 4 B H 4 bytes / bandwidth`` and how far each
+path is from it. No PyTorch step reaches it: the fused pass would be a custom kernel
+(``torch.compile``'s inductor on this CPU made that pass slower than the eager kernels it fuses:
+577 against 489 us at 1 024 x 1 024).
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ from torch import nn
 from monosem.data import mixed_link_model
 from monosem.device import get_device
 from monosem.models import GATED, MLPStack
-from monosem.train import LR_A2, TrainData, a2_config, train
+from monosem.train import LR_A2, STEP_REVISION, TrainData, a2_config, train
 
 
 def _sync(dev: torch.device) -> None:
@@ -93,19 +101,21 @@ def load_baseline(ref: str):
     return pkg
 
 
-def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None):
-    """Today's ``train`` with ``gradients`` ("manual" / "autograd"), or with ``pkg`` (a
-    :func:`load_baseline` package) that package's ``train`` as it was (``gradients`` unused)."""
+def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None, revision=STEP_REVISION):
+    """Today's ``train`` with ``gradients`` ("manual" / "autograd") at step ``revision``, or with
+    ``pkg`` (a :func:`load_baseline` package) that package's ``train`` as it was (``gradients``
+    and ``revision`` unused)."""
     train_fn, config_fn, stack_cls, data_cls = (train, a2_config, MLPStack, TrainData) if pkg is None else (
         pkg.train.train, pkg.train.a2_config, pkg.models.MLPStack, pkg.train.TrainData)
     extra = {"gradients": gradients} if pkg is None else {}
+    revised = {"step_revision": revision} if pkg is None else {}
     data = data_cls(x, y)
 
     def run(steps: int) -> float:
         warm = warm_steps(width, batch)
         # one update more than is timed: the run's last update is followed by its final
         # evaluation and the restore of the kept checkpoint, which are not training throughput
-        cfg = config_fn(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0)
+        cfg = config_fn(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0, **revised)
         stack = stack_cls(x.shape[1], width, act, [0], device=dev)
         clock = {}
 
@@ -171,34 +181,45 @@ def plain_runner(x, y, width, batch, act, dev):
     return run
 
 
+def _timed(op, dev: torch.device):
+    def run(k: int) -> float:
+        op()
+        _sync(dev)
+        t0 = time.perf_counter()
+        for _ in range(k):
+            op()
+        _sync(dev)
+        return time.perf_counter() - t0
+    return run
+
+
+def copy_bandwidth(numel: int, dev: torch.device, seconds: float) -> float:
+    """Bytes/s read and written by a copy of one float32 array of ``numel`` numbers."""
+    src = torch.randn(numel, device=dev)
+    dst = torch.empty_like(src)
+    return rate(_timed(lambda: dst.copy_(src), dev), dev, seconds) * 2 * numel * 4
+
+
 def machine_rates(dev: torch.device, seconds: float) -> tuple[float, float]:
-    """(matrix-product FLOP/s, copy bandwidth in bytes/s) of this device on the current threads."""
+    """(matrix-product FLOP/s, copy bandwidth of 64 MiB in bytes/s) of this device on the current
+    threads."""
     a = torch.randn(2048, 2048, device=dev)
     b = torch.randn(2048, 2048, device=dev)
-    def timed(op):
-        def run(k: int) -> float:
-            op()
-            _sync(dev)
-            t0 = time.perf_counter()
-            for _ in range(k):
-                op()
-            _sync(dev)
-            return time.perf_counter() - t0
-        return run
+    mm = rate(_timed(lambda: a @ b, dev), dev, seconds) * 2 * 2048**3
+    return mm, copy_bandwidth(64 * 2**20 // 4, dev, seconds)
 
-    mm = rate(timed(lambda: a @ b), dev, seconds) * 2 * 2048**3
-    src = torch.randn(64 * 2**20 // 4, device=dev)
-    dst = torch.empty_like(src)
-    bw = rate(timed(lambda: dst.copy_(src)), dev, seconds) * 2 * src.numel() * 4
-    return mm, bw
+
+#: passes over the (B, H) activations of the floor (see the module docstring)
+FLOOR_PASSES = 4
 
 
 def floor_seconds(width: int, batch: int, act: str, d: int, mm: float, bw: float) -> float:
-    """A lower bound on one update: its matrix-product FLOPs at the mm rate plus the traffic of
-    about six float32 passes over the (B, H) activations at the copy bandwidth."""
+    """A lower bound on one update: its matrix-product FLOPs at the mm rate plus
+    :data:`FLOOR_PASSES` float32 passes over the (B, H) activations at ``bw``, the copy
+    bandwidth of one such array."""
     H = 2 * width if act in GATED else width
-    flops = 4 * batch * (d + 1) * H + 4 * batch * width
-    traffic = 6 * batch * H * 4
+    flops = 4 * batch * (d + 1) * H + 2 * batch * width
+    traffic = FLOOR_PASSES * batch * H * 4
     return flops / mm + traffic / bw
 
 
@@ -208,7 +229,7 @@ def main() -> None:
     p.add_argument("--sizes", nargs="+", default=["256x512", "1024x1024", "2048x2048", "4096x4096"])
     p.add_argument("--activations", nargs="+", default=["relu", "reglu"])
     p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement (all rounds together)")
-    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the three loops (medians reported)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the loops (medians reported)")
     p.add_argument("--device", default=None)
     p.add_argument("--baseline", metavar="REF", default=None,
                    help="also time the training loop of git commit REF (a fourth column, 'REF', and the ratio "
@@ -220,20 +241,22 @@ def main() -> None:
     d = x.shape[1]
     print(f"device {dev}; Figure 2 data, d = {d}, n = {x.shape[0]}; updates per second of one network")
     ref = args.baseline[:9] if base is not None else ""
-    print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'monosem':>9} {'autograd':>9} {'plain':>9} "
+    print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'monosem':>9} {'rev 1':>9} {'autograd':>9} {'plain':>9} "
           + (f"{ref:>9} " if base is not None else "")
-          + f"{'vs autograd':>12} {'vs plain':>9} " + (f"{'vs ' + ref:>13} " if base is not None else "")
+          + f"{'vs rev 1':>9} {'vs autograd':>12} {'vs plain':>9} " + (f"{'vs ' + ref:>13} " if base is not None else "")
           + f"{'floor':>9} {'of floor':>9}")
     for threads in args.threads:
         if dev.type == "cpu":
             torch.set_num_threads(threads)
         mm, bw = machine_rates(dev, args.seconds / 2)
-        print(f"# {threads} thread(s): matrix products {mm / 1e9:.0f} GFLOP/s, copy bandwidth {bw / 1e9:.1f} GB/s")
+        print(f"# {threads} thread(s): matrix products {mm / 1e9:.0f} GFLOP/s, copy bandwidth {bw / 1e9:.1f} GB/s at 64 MiB "
+              f"(the floor uses the bandwidth at each size's (B, H) array)")
         for act in args.activations:
             for size in args.sizes:
                 width, batch = (int(v) for v in size.split("x"))
                 runners = {
                     "monosem": monosem_runner(x, y, width, batch, act, dev, "manual"),
+                    "rev1": monosem_runner(x, y, width, batch, act, dev, "manual", revision=1),
                     "autograd": monosem_runner(x, y, width, batch, act, dev, "autograd"),
                     "plain": plain_runner(x, y, width, batch, act, dev),
                 }
@@ -241,15 +264,17 @@ def main() -> None:
                     runners["base"] = monosem_runner(x, y, width, batch, act, dev, "", pkg=base)
                 rounds = [{k: rate(run, dev, args.seconds / args.rounds) for k, run in runners.items()} for _ in range(args.rounds)]
                 r = {k: statistics.median(rd[k] for rd in rounds) for k in runners}
+                vs_rev1 = statistics.median(rd["monosem"] / rd["rev1"] for rd in rounds)
                 vs_autograd = statistics.median(rd["monosem"] / rd["autograd"] for rd in rounds)
                 vs_plain = statistics.median(rd["monosem"] / rd["plain"] for rd in rounds)
-                floor = 1.0 / floor_seconds(width, batch, act, d, mm, bw)
+                H = 2 * width if act in GATED else width
+                floor = 1.0 / floor_seconds(width, batch, act, d, mm, copy_bandwidth(batch * H, dev, args.seconds / 4))
                 base_rate = base_vs = ""
                 if base is not None:
                     base_rate = f"{r['base']:>9.1f} "
                     base_vs = f"{statistics.median(rd['monosem'] / rd['base'] for rd in rounds):>12.2f}x "
-                print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
-                      f"{base_rate}{vs_autograd:>11.2f}x {vs_plain:>8.2f}x {base_vs}"
+                print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['rev1']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
+                      f"{base_rate}{vs_rev1:>8.2f}x {vs_autograd:>11.2f}x {vs_plain:>8.2f}x {base_vs}"
                       f"{floor:>9.0f} {r['monosem'] / floor:>8.0%}", flush=True)
 
 

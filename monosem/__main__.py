@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     readings.add_argument("--checkpoints", type=Path, default=None, help="checkpoint folder (resumable; default: none)")
     readings.add_argument("--readings", nargs="+", default=None, metavar="NAME",
                           help="only these readings (default: all); e.g. --profile paper --readings balanced is Figure 1 at the paper's scale")
+    readings.add_argument("--step-revision", type=int, default=None, metavar="R",
+                          help="the training step's revision (default: the profile's); a recorded table whose config names none was computed with 1")
     estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
     estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
@@ -152,6 +154,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         from .experiments.recorded import save_recorded
         from .experiments.specialization import READINGS, format_ablation, reading_ablation, recorded_name
+        from .train import STEP_REVISIONS
 
         sizes = get_profile(args.profile).specialization
         if args.width is not None:
@@ -167,10 +170,13 @@ def _dispatch(args: argparse.Namespace) -> int:
             chosen = tuple(known[n] for n in args.readings)
         t0 = time.perf_counter()
         # one reading at another profile's sizes (the paper profile): keep the drawn neurons too
-        result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1)
+        revision = get_profile(args.profile).step_revision if args.step_revision is None else args.step_revision
+        if revision not in STEP_REVISIONS:
+            raise ValueError(f"--step-revision must be one of {list(STEP_REVISIONS)}, got {revision}")
+        result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1, step_revision=revision)
         print(format_ablation(result))
         if args.record:
-            result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes)}
+            result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes), "step_revision": revision}
             # the wall time of the whole computation: this process and the earlier sittings of the
             # networks it resumed from their checkpoints
             earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())

@@ -276,6 +276,12 @@ class Profile:
     swaps: GatesSizes | None = None
     #: page 09's explicit mixture of experts at matched parameters and FLOPs (beyond the paper)
     moe: MoESizes | None = None
+    #: the revision of the hand-derived training step its networks use
+    #: (:data:`monosem.train.step.STEP_REVISIONS`; this module sits below ``train`` and cannot
+    #: import the current one, :data:`~monosem.train.step.STEP_REVISION`, which a test checks is
+    #: this default). A profile whose networks are recorded keeps the revision they were computed
+    #: with, so that the CLI recomputes them from their keys.
+    step_revision: int = 2
 
 
 _PROFILES: dict[str, Profile] = {
@@ -402,6 +408,8 @@ _PROFILES["long"] = Profile(
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
         mlp_sizes=((256, 512), (1_024, 1_024)), method_max_n=(("rfm", _LONG_GLOBAL_MAX_N),),
     ),
+    # its 60 recorded network cells (about 15 core-hours) were computed with revision 1
+    step_revision=1,
 )
 
 _PAPER = _PROFILES["paper"]

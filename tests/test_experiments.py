@@ -567,3 +567,46 @@ def test_oracle_and_gated_cells_record_each_local_solve(tmp_path):
             fits = s if job.method == "oracle-rfm" else [s]
             assert len(fits) == (4 if job.method == "oracle-rfm" else 1)
             assert all(f["solver"] in ("exact", "eigenpro", "cg") and f["iterations"] >= 1 for f in fits)
+
+
+def test_mlp_keys_name_the_training_step_revision_of_their_profile():
+    """A network cell's key names the step revision it trains with, except revision 1 (the keys of
+    the recorded long run, which were computed with it, stay as they were); a mixture of experts
+    trains through autograd and does not read it."""
+    from monosem.experiments.methods import _a2_config
+    from monosem.profiles import PROFILE_NAMES, get_profile
+    from monosem.train import STEP_REVISION, STEP_REVISIONS
+
+    assert all(get_profile(name).step_revision in STEP_REVISIONS for name in PROFILE_NAMES)
+    assert get_profile("cpu").step_revision == STEP_REVISION
+    assert get_profile("long").step_revision == 1
+    (cpu,) = sweep("fig2", "cpu", Ks=[10], ns=[sweep("fig2", "cpu")[0].n], methods=["mlp-relu"])
+    (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"])
+    assert cpu.param_dict["step"] == STEP_REVISION and _a2_config(cpu.param_dict).step_revision == STEP_REVISION
+    assert "step" not in long.param_dict and _a2_config(long.param_dict).step_revision == 1
+    gated = sweep("fig4", "cpu", methods=["gated-rfm"])[0]
+    assert dict(gated.param_dict["source"])["step"] == STEP_REVISION  # the source network's own key
+    moe = [j for j in sweep("moe", "cpu") if j.method.startswith("moe-")]
+    assert moe and all("step" not in j.param_dict for j in moe)
+
+
+def test_a_checkpoint_of_another_step_revision_is_not_resumed(tmp_path):
+    """The fingerprint names the revision (revision 1's fingerprint is as before revisions)."""
+    from monosem.models import MLPStack
+    import torch
+
+    from monosem.train import TrainData, a2_config, train
+
+    x, y = torch.randn(64, 5), torch.randn(64)
+    ckpt = tmp_path / "run.pt"
+    cfg = a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=2)
+    train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), cfg, checkpoint=ckpt, progress=False)
+    saved = torch.load(ckpt, weights_only=True)
+    assert saved["fingerprint"]["config"]["step_revision"] == 2
+    with pytest.raises(ValueError, match="different arguments"):
+        train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=1),
+              checkpoint=ckpt, progress=False)
+    one = tmp_path / "one.pt"
+    train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=1),
+          checkpoint=one, progress=False)
+    assert "step_revision" not in torch.load(one, weights_only=True)["fingerprint"]["config"]

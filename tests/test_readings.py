@@ -92,11 +92,12 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
     if rec is None:
         pytest.skip("the width-512 ablation is not recorded")
     config = {k: tuple(v) if isinstance(v, list) else v for k, v in rec["results"]["config"].items() if k != "profile"}
+    revision = config.pop("step_revision", 1)  # a record that names no revision was computed with 1
     sizes = dataclasses.replace(get_profile(rec["results"]["config"]["profile"]).specialization, **config)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the record's machine ran one thread
     try:
-        run = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], seeds=(0,), progress=False)
+        run = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], seeds=(0,), progress=False, step_revision=revision)
     finally:
         torch.set_num_threads(threads)
     from monosem.data import figure1_model
@@ -104,9 +105,15 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
 
     row = specialization_table(run.models[0], figure1_model().directions)[0]
     want = next(r for r in rec["results"]["readings"]["zero readout"]["rows"] if r["branch"] == "gelu" and r["seed"] == 0)
-    assert run.test_mse[0] == pytest.approx(want["test_mse"], rel=1e-3)
-    assert row.n_active == pytest.approx(want["n_active"], abs=2)
-    assert row.frac_A071 == pytest.approx(want["frac_A071"], abs=0.01)
+    # On the instruction set the record was computed with, the numbers are the record's. On another
+    # (or one the record does not name: records before cpu_capability was kept), MKL's kernels round
+    # differently and 6 000 float32 updates drift: on an AVX-512 machine test MSE 0.0076 against the
+    # recorded 0.0076 (0.45 %), 377 active neurons against 371, % A >= .71 off by 0.3 points
+    same_cpu = rec["machine"].get("cpu_capability") == torch.backends.cpu.get_cpu_capability()
+    tol = {"mse": 1e-3, "active": 2, "frac": 0.01} if same_cpu else {"mse": 0.02, "active": 0.02 * sizes.width, "frac": 0.02}
+    assert run.test_mse[0] == pytest.approx(want["test_mse"], rel=tol["mse"])
+    assert row.n_active == pytest.approx(want["n_active"], abs=tol["active"])
+    assert row.frac_A071 == pytest.approx(want["frac_A071"], abs=tol["frac"])
 
 
 def test_figure1_uses_the_reading_the_ablation_chose():

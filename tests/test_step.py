@@ -6,7 +6,7 @@ import torch
 from monosem.data import mixed_link_model
 from monosem.models import ACTIVATIONS, MLPStack
 from monosem.train import TrainConfig, TrainData, a2_config, train
-from monosem.train.step import StepWorkspace, autograd_loss_and_grads, loss_and_grads
+from monosem.train.step import STEP_REVISION, STEP_REVISIONS, StepWorkspace, autograd_loss_and_grads, loss_and_grads
 
 
 def _random_stack(activation, dtype, alpha=1.0, seeds=(3, 4, 5), width=24, d=12):
@@ -23,20 +23,48 @@ def _random_stack(activation, dtype, alpha=1.0, seeds=(3, 4, 5), width=24, d=12)
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 @pytest.mark.parametrize("alpha", [1.0, 10.0])
 @pytest.mark.parametrize("batched", [False, True])
-def test_one_step_matches_autograd_float64(activation, alpha, batched):
+@pytest.mark.parametrize("revision", STEP_REVISIONS)
+def test_one_step_matches_autograd_float64(activation, alpha, batched, revision):
     stack, x, y = _random_stack(activation, torch.float64, alpha)
     ref = autograd_loss_and_grads(stack, x, y)
-    got = loss_and_grads(stack, x, y, batched=batched)
+    got = loss_and_grads(stack, x, y, batched=batched, revision=revision)
     for name, r, g in zip(("loss", "W", "b", "a", "a0"), ref, got):
         assert g.shape == r.shape, name
         torch.testing.assert_close(g, r, rtol=1e-12, atol=1e-14, msg=name)
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
-def test_one_step_matches_autograd_float32(activation):
+@pytest.mark.parametrize("revision", STEP_REVISIONS)
+def test_one_step_matches_autograd_float32(activation, revision):
     stack, x, y = _random_stack(activation, torch.float32)
-    for r, g in zip(autograd_loss_and_grads(stack, x, y), loss_and_grads(stack, x, y)):
+    for r, g in zip(autograd_loss_and_grads(stack, x, y), loss_and_grads(stack, x, y, revision=revision)):
         torch.testing.assert_close(g, r, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_revision_2_changes_the_readout_products_only_where_h_is_homogeneous(activation):
+    """Revision 2 assembles the readout products another way for ReLU and the gated nets (other
+    last bits: why runs name their revision); GELU's step is the same in both, bit for bit; and
+    the first-layer gradients, which both compute alike, agree bit for bit everywhere except in
+    a gated net, whose error r (through f) is summed differently."""
+    stack, x, y = _random_stack(activation, torch.float32, width=256)
+    one = [t.clone() for t in loss_and_grads(stack, x, y, revision=1)]
+    two = loss_and_grads(stack, x, y, revision=2)
+    same = [torch.equal(a, b) for a, b in zip(one, two)]
+    if activation == "gelu":
+        assert all(same)
+    else:
+        assert not same[3], "dL/da is read off the first-layer product"
+        assert all(same[:3]) == (activation == "relu"), same
+
+
+def test_an_unknown_step_revision_is_refused():
+    stack, x, y = _random_stack("relu", torch.float32)
+    with pytest.raises(ValueError, match="revision must be one of"):
+        loss_and_grads(stack, x, y, revision=3)
+    with pytest.raises(ValueError, match="step_revision"):
+        TrainConfig(max_steps=2, batch=16, lr=1e-3, step_revision=0)
+    assert TrainConfig(max_steps=2, batch=16, lr=1e-3).step_revision == STEP_REVISION
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +79,10 @@ def data64():
 @pytest.mark.slow
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 @pytest.mark.parametrize("seeds", [(1,), (1, 2)])
-def test_two_thousand_updates_agree_with_autograd_float64(activation, seeds, data64):
+@pytest.mark.parametrize("revision", STEP_REVISIONS)
+def test_two_thousand_updates_agree_with_autograd_float64(activation, seeds, revision, data64):
     """Stacked and single networks, per-model learning rates, the A.2 protocol's schedule."""
-    cfg = a2_config(activation, min_steps=0, max_steps=2_000, batch=128, eval_every=500, target_mse=0.0)
+    cfg = a2_config(activation, min_steps=0, max_steps=2_000, batch=128, eval_every=500, target_mse=0.0, step_revision=revision)
     lrs = [cfg.lr * (1 + 0.5 * i) for i in range(len(seeds))]
     out = {}
     for how in ("manual", "autograd"):
@@ -96,9 +125,20 @@ def test_a_reused_workspace_gives_the_numbers_of_a_fresh_one(activation, batched
 def test_evaluation_in_cache_sized_blocks_changes_no_bit(activation, M, monkeypatch):
     """``mse`` runs a CPU forward on blocks of about 2**20 hidden numbers; the per-chunk sums, and
     so the training MSE that decides stopping and the kept checkpoint, are bit-identical to one
-    forward per chunk (odd set sizes and per-model prefixes included)."""
+    forward per chunk (odd set sizes and per-model prefixes included), on one thread: with two,
+    MKL splits a product among its threads by the product's size, and on an AVX-512 machine the
+    whole chunk's MSE differed from the blocked one by 7e-12 relative."""
     import monosem.train.loop as loop
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _blocked_equals_whole(activation, M, monkeypatch, loop)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _blocked_equals_whole(activation, M, monkeypatch, loop):
     gen = torch.Generator().manual_seed(1)
     stack = MLPStack(20, 512, activation, list(range(M)))
     with torch.no_grad():

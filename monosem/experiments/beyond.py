@@ -710,7 +710,7 @@ def drift_runs(profile: str | Profile, angles=DRIFT_ANGLES, *, activation: str =
     dev = get_device(device)
     old = figure1_model()
     steps = s.max_steps_relu if activation == "relu" else s.max_steps_other
-    cfg = a1_config(activation, max_steps=steps, batch=s.batch, eval_every=s.eval_every)
+    cfg = a1_config(activation, max_steps=steps, batch=s.batch, eval_every=s.eval_every, step_revision=P.step_revision)
     reading = FIGURE1_READING
     seed = s.seeds[0]
 

@@ -431,7 +431,7 @@ def _a2_config(p: dict[str, Any]) -> TrainConfig:
     return a2_config(
         p["activation"], min_steps=p["min_steps"], max_steps=p["max_steps"], batch=p["batch"], eval_every=p["eval_every"],
         patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"],
-        min_rel_improvement=p["rel_improvement"],
+        min_rel_improvement=p["rel_improvement"], step_revision=int(p.get("step", 1)),
     )
 
 

@@ -70,9 +70,12 @@ def load_recorded(name: str) -> dict[str, Any] | None:
 
 
 def machine_description() -> dict[str, Any]:
-    """What ran it: CPU cores, torch threads, the accelerator if any, versions, the git commit."""
+    """What ran it: CPU cores and the vector instructions PyTorch's CPU kernels use (float32
+    training on another instruction set rounds differently, and a long run's numbers move in the
+    third digit), torch threads, the accelerator if any, versions, the git commit."""
     info: dict[str, Any] = {
         "cpu_count": os.cpu_count(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
         **_versions(),

@@ -19,7 +19,7 @@ from ..device import get_device
 from ..models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
 from ..profiles import SpecializationSizes
 from ..specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
-from ..train import LR_A1, TrainData, a1_config, mse, train
+from ..train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
            "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict",
@@ -133,6 +133,7 @@ def train_figure1(
     device: str | torch.device | None = None,
     checkpoint_dir: str | os.PathLike | None = None,
     progress: bool = True,
+    step_revision: int = STEP_REVISION,
 ) -> Figure1Run:
     """Train ``activation``'s networks of Figure 1 (Appendix A.1) at ``sizes``.
 
@@ -141,7 +142,8 @@ def train_figure1(
     initialization and parameterization (default :data:`FIGURE1_READING`; see :data:`READINGS`);
     ``hidden_scale`` overrides its hidden-initialization factor. With ``output_scale = alpha != 1``
     every learning rate is divided by alpha: the lazy-training ablation (see
-    :mod:`monosem.models`).
+    :mod:`monosem.models`). ``step_revision``: the training step's (``TrainConfig.step_revision``;
+    the recorded Figure 1 tables whose config names none were computed with revision 1).
     """
     reading = FIGURE1_READING if reading is None else reading
     init, readout_lr_scale = reading.init, reading.readout_lr_scale(sizes.width)
@@ -156,11 +158,12 @@ def train_figure1(
     pairs = [(lr, s) for lr in grid for s in seeds]
     stack = MLPStack(train_data.x_train.shape[-1], sizes.width, activation, [s for _, s in pairs], output_scale=output_scale, hidden_scale=hidden_scale,
                      init=init, readout_lr_scale=readout_lr_scale, device=dev)
-    cfg = a1_config(activation, max_steps=steps, batch=sizes.batch, eval_every=sizes.eval_every)
+    cfg = a1_config(activation, max_steps=steps, batch=sizes.batch, eval_every=sizes.eval_every, step_revision=step_revision)
     ckpt = None
     if checkpoint_dir is not None:
         Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
         tag = "" if (init, readout_lr_scale) == ("pytorch", 1.0) else f"_{init}_r{readout_lr_scale:g}"
+        tag += "" if step_revision == 1 else f"_s{step_revision}"  # a revision-1 checkpoint keeps its name
         ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}{tag}.pt"
     res = train(stack, train_data, cfg, lrs=[lr / output_scale for lr, _ in pairs], checkpoint=ckpt, progress=progress, desc=activation)
     models = res.models()
@@ -308,6 +311,7 @@ def reading_ablation(
     checkpoint_dir: str | os.PathLike | None = None,
     progress: bool = True,
     neurons: bool = False,
+    step_revision: int = STEP_REVISION,
 ) -> dict:
     """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
     the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
@@ -316,15 +320,15 @@ def reading_ablation(
     sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds`` is those.
     With ``neurons`` each reading also keeps :func:`figure_neurons`, ``relu_rates`` (the ReLU table
     at every rate of the search, :func:`rate_rows`) and :func:`importance_spread`. A muP reading at
-    its base width is the plain one and is skipped."""
+    its base width is the plain one and is skipped. ``step_revision`` as in :func:`train_figure1`."""
     dev = get_device(device)
     data = data if data is not None else figure1_data(sizes, device=dev)
-    out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "readings": {}}
+    out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "step_revision": int(step_revision), "readings": {}}
     for reading in readings:
         if reading.mup_base_width == sizes.width:
             continue
         runs = {act: train_figure1(sizes, act, reading=reading, data=data, device=dev, checkpoint_dir=checkpoint_dir,
-                                   progress=progress) for act in ("relu", "gelu", "reglu", "swiglu")}
+                                   progress=progress, step_revision=step_revision) for act in ("relu", "gelu", "reglu", "swiglu")}
         # the whole runs' training time, earlier sittings of resumed ones included
         out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds + r.earlier_seconds for r in runs.values()),
                                          "earlier_seconds": sum(r.earlier_seconds for r in runs.values()),

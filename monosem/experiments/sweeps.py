@@ -154,8 +154,9 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
         # the A.2 protocol of an MLP cell of the experts' activation (its learning rate too:
         # the router trains at the experts' rate), plus the mixture's own settings: E, the
         # Switch Transformer's load-balancing weight and the router's initial scale
-        return method_params(f"mlp-{act}", P, (width, batch), se) | {
-            "n_experts": int(n_experts), "aux_weight": AUX_WEIGHT, "router_scale": ROUTER_SCALE}
+        # (not the step revision: a mixture trains through autograd and does not read it)
+        mlp = {k: v for k, v in method_params(f"mlp-{act}", P, (width, batch), se).items() if k != "step"}
+        return mlp | {"n_experts": int(n_experts), "aux_weight": AUX_WEIGHT, "router_scale": ROUTER_SCALE}
     if method.startswith("mlp-"):
         act = method[4:]
         if act not in ACTIVATIONS:
@@ -166,7 +167,7 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
             "min_steps": se.min_steps, "max_steps": se.max_steps, "eval_every": se.eval_every,
             "patience_evals": se.patience_evals, "target_mse": A2_TARGET_MSE,
             "rel_improvement": A2_MIN_REL_IMPROVEMENT,
-        }
+        } | _step_entry(P)
     kernel = {"ridge": KERNEL_RIDGE, "exact_max_n": se.exact_max_n, "target_mse": TARGET_TRAIN_MSE,
               "solver_max_iter": SOLVER_MAX_ITER}
     if method == "laplace":
@@ -184,6 +185,13 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
     if method == "bayes":
         return common
     raise ValueError(f"method={method!r} is not known")
+
+
+def _step_entry(P: Profile) -> dict:
+    """An MLP cell's training-step revision (``TrainConfig.step_revision``) as its key names it:
+    ``{"step": r}``, or nothing for revision 1, with which every cell keyed before revisions
+    existed was computed (so those keys, and the recorded cells behind them, still match)."""
+    return {} if P.step_revision == 1 else {"step": int(P.step_revision)}
 
 
 def sweep(

@@ -20,6 +20,7 @@ from .loop import (
     step_memory_bytes,
     train,
 )
+from .step import STEP_REVISION, STEP_REVISIONS
 
 __all__ = [
     "A2_FINAL_LR_RATIO",
@@ -28,6 +29,8 @@ __all__ = [
     "LR_A1",
     "LR_A1_RELU_GRID",
     "LR_A2",
+    "STEP_REVISION",
+    "STEP_REVISIONS",
     "TrainConfig",
     "TrainData",
     "TrainResult",

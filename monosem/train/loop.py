@@ -53,7 +53,7 @@ from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, GATED, MLP, MLPStack, MoE, MoEStack
 from .adam import AdamState, StackAdam
-from .step import StepWorkspace, autograd_loss_and_grads, loss_and_grads
+from .step import STEP_REVISION, STEP_REVISIONS, StepWorkspace, autograd_loss_and_grads, loss_and_grads
 
 __all__ = [
     "A2_FINAL_LR_RATIO",
@@ -116,7 +116,10 @@ class TrainConfig:
     """Everything that decides a training run except the data and the seeds.
 
     ``protocol`` is ``"a1"`` (validation-selected checkpoint, fixed length) or ``"a2"``
-    (training-MSE stopping and selection); see the module docstring.
+    (training-MSE stopping and selection); see the module docstring. ``step_revision``: the
+    revision of the hand-derived step (:data:`~monosem.train.step.STEP_REVISIONS`; the same
+    gradient to rounding, other last bits, so a recorded run names the one it used). Read by the
+    ``gradients="manual"`` path only.
     """
 
     max_steps: int
@@ -131,6 +134,7 @@ class TrainConfig:
     min_rel_improvement: float = 5e-4
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
+    step_revision: int = STEP_REVISION
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "batch", "eval_every", "patience_evals"):
@@ -140,6 +144,7 @@ class TrainConfig:
         _check_lr(self.lr)
         check_interval(self.final_lr_ratio, "final_lr_ratio", 0, 1, closed="right")
         check_choice(self.protocol, "protocol", ("a1", "a2"))
+        check_choice(self.step_revision, "step_revision", STEP_REVISIONS)
         if not self.target_mse >= 0 or not self.min_rel_improvement >= 0:
             raise ValueError("target_mse and min_rel_improvement must be >= 0")
         if not (0 <= self.betas[0] < 1 and 0 <= self.betas[1] < 1) or not self.eps > 0:
@@ -153,13 +158,15 @@ def _check_lr(lr: float) -> float:
     return check_positive(lr, "lr")
 
 
-def a1_config(activation: str, *, max_steps: int | None = None, batch: int = 2048, lr: float | None = None, eval_every: int = 500) -> TrainConfig:
+def a1_config(activation: str, *, max_steps: int | None = None, batch: int = 2048, lr: float | None = None, eval_every: int = 500,
+              step_revision: int = STEP_REVISION) -> TrainConfig:
     """Appendix A.1: Adam, batch 2 048, cosine decay to 1/10, validation-selected checkpoint;
     at most 40 000 steps for ReLU and 20 000 for the others unless ``max_steps`` is given."""
     if activation not in ACTIVATIONS:
         check_choice(activation, "activation", ACTIVATIONS)
     steps = max_steps if max_steps is not None else (40_000 if activation == "relu" else 20_000)
-    return TrainConfig(max_steps=steps, batch=batch, lr=LR_A1[activation] if lr is None else lr, final_lr_ratio=0.1, protocol="a1", eval_every=eval_every)
+    return TrainConfig(max_steps=steps, batch=batch, lr=LR_A1[activation] if lr is None else lr, final_lr_ratio=0.1, protocol="a1", eval_every=eval_every,
+                       step_revision=step_revision)
 
 
 def a2_config(
@@ -174,6 +181,7 @@ def a2_config(
     lr: float | None = None,
     final_lr_ratio: float = A2_FINAL_LR_RATIO,
     min_rel_improvement: float = A2_MIN_REL_IMPROVEMENT,
+    step_revision: int = STEP_REVISION,
 ) -> TrainConfig:
     """Appendix A.2: Adam, batch 4 096, cosine decay to 1/100, 20 000-200 000 updates, stop at
     training MSE 4e-4 or after 60 evaluations (every 500 updates) without 5e-4 relative
@@ -183,7 +191,7 @@ def a2_config(
     return TrainConfig(
         max_steps=max_steps, batch=batch, lr=LR_A2[activation] if lr is None else lr, final_lr_ratio=final_lr_ratio,
         protocol="a2", eval_every=eval_every, min_steps=min_steps, target_mse=target_mse,
-        patience_evals=patience_evals, min_rel_improvement=min_rel_improvement,
+        patience_evals=patience_evals, min_rel_improvement=min_rel_improvement, step_revision=step_revision,
     )
 
 
@@ -375,7 +383,9 @@ def mse(model: MLP | MLPStack | MoE | MoEStack, x: torch.Tensor, y: torch.Tensor
     # evaluation against 40 ms, a fifth of the training time between two evaluations). Each row's
     # prediction does not depend on its neighbours, so the sums, and the numbers, are unchanged:
     # the blocks are powers of two of at least 64 rows, so that the matrix-vector kernels see the
-    # rows at the same alignment as in one chunk (blocks of 341 rows do change the last bits)
+    # rows at the same alignment as in one chunk (blocks of 341 rows do change the last bits).
+    # That holds on one thread; on more, MKL splits a product among them by its size and the last
+    # bits may move (7e-12 relative in the MSE, two threads of an AVX-512 machine)
     block = chunk if x.device.type != "cpu" else 1 << max(6, (_EVAL_BLOCK_CPU // (M * hidden)).bit_length() - 1)
     for s in range(0, n, chunk):
         xe, ye = x[..., s : s + chunk, :], y[..., s : s + chunk]
@@ -439,6 +449,16 @@ def _take(x: torch.Tensor, idx: torch.Tensor, per_model: bool) -> torch.Tensor:
     return x.index_select(0, idx.reshape(-1)).view(*idx.shape, *x.shape[1:])
 
 
+def _config_entry(config: TrainConfig, reads_step: bool) -> dict:
+    """The config as a checkpoint's fingerprint holds it. The step revision is left out where it is
+    1 (checkpoints written before revisions existed were computed with it, and still resume) and
+    where the run does not read it (a mixture of experts trains through autograd)."""
+    out = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()}
+    if not reads_step or out["step_revision"] == 1:
+        del out["step_revision"]
+    return out
+
+
 def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int], order_seeds: Sequence[int], stack: MLPStack | MoEStack,
                  sizes: Sequence[int]) -> dict:
     if isinstance(stack, MoEStack):
@@ -446,7 +466,7 @@ def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int]
         # entry below is left exactly as it was, so that existing checkpoints still resume)
         arch = ["moe", stack.d, stack.width, stack.activation, stack.n_experts, float(stack.aux_weight), float(stack.router_scale), float(stack.hidden_scale)]
         return {
-            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+            "config": _config_entry(config, reads_step=False),
             "lrs": [float(v) for v in lrs],
             "seeds": [int(s) for s in seeds],
             "order_seeds": [int(s) for s in order_seeds],
@@ -454,7 +474,7 @@ def _fingerprint(config: TrainConfig, lrs: Sequence[float], seeds: Sequence[int]
             "sizes": [int(n) for n in sizes],
         }
     return {
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        "config": _config_entry(config, reads_step=True),
         "lrs": [float(v) for v in lrs],
         "seeds": [int(s) for s in seeds],
         "order_seeds": [int(s) for s in order_seeds],
@@ -546,7 +566,7 @@ def train(
         workspace = StepWorkspace()
 
         def gradient(stack, xb, yb):
-            return loss_and_grads(stack, xb, yb, workspace=workspace)
+            return loss_and_grads(stack, xb, yb, workspace=workspace, revision=config.step_revision)
     else:
         gradient = _GRADIENTS[gradients]
     if not isinstance(config, TrainConfig):
