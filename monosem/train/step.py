@@ -34,9 +34,11 @@ result stays reproducible:
   off the (d + 1, H) product with no pass over a (B, H) array; and for a gated net
   ``f(x_i) = alpha <[x_i, 1], (phi(pre_g) (a * [W_v, b_v]))_i> + a_0``, one product of the
   (B, width) gate activations with a thin (width, d + 1) matrix, so h itself is never formed.
-  GELU is not homogeneous: its step is the same in both revisions. Measured at width 1 024, batch
-  1 024 on one thread: ReLU's step 1.83 to 1.68 ms, ReGLU's 3.43 to about 3.0 ms
-  (``benchmarks/train.py`` prints both revisions side by side).
+  GELU is not homogeneous and keeps revision 1's products. And since every quantity of row i
+  depends on row i alone, on a CPU the step of an ungated net runs in row blocks that stay in
+  cache (:func:`block_rows`), G accumulated over them. Measured at width 1 024, batch 1 024 on
+  one thread, step times revision 1 / 2: ReLU 1.8-2.1 / 1.5-1.8 ms, ReGLU 3.3-3.6 / 3.0-3.1 ms
+  (``benchmarks/train.py`` times the two revisions side by side, in whole training updates).
 
 One code path serves every device: on a CPU the models of a stack go through it one after the
 other with plain matrix products (PyTorch's batched kernels are slow there); on an accelerator all
@@ -75,9 +77,11 @@ class StepWorkspace:
     as the matrix products that write them. With the buffers reused, the width-1 024 step on one
     thread went from 1.4x autograd's updates per second to 1.9-2.0x (``benchmarks/train.py``),
     with bit-identical results (the same kernels on the same operands, written into existing
-    memory with ``out=``). A buffer is re-made when a shape,
-    dtype or device changes. What :func:`loss_and_grads` returns through a workspace lives in it:
-    valid until the next call with the same workspace.
+    memory with ``out=``). Each name holds one flat buffer, handed out as a contiguous view of the
+    shape asked for (so that the smaller last row block of a step reuses its block's memory); it is
+    re-made when more numbers, another dtype or another device are asked for. What
+    :func:`loss_and_grads` returns through a workspace lives in it: valid until the next call with
+    the same workspace.
     """
 
     def __init__(self) -> None:
@@ -86,10 +90,11 @@ class StepWorkspace:
     def get(self, name: str, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
         """The buffer ``name``, shaped ``shape`` with ``like``'s dtype and device (contents
         undefined)."""
+        numel = math.prod(shape)
         t = self._buffers.get(name)
-        if t is None or t.shape != shape or t.dtype != like.dtype or t.device != like.device:
-            t = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)
-        return t
+        if t is None or t.numel() < numel or t.dtype != like.dtype or t.device != like.device:
+            t = self._buffers[name] = torch.empty(numel, dtype=like.dtype, device=like.device)
+        return t[:numel].view(shape)
 
 
 def _hidden(x1, Wb, activation: str, width: int, ws: StepWorkspace, form_h: bool = True):
@@ -130,30 +135,57 @@ def _hidden(x1, Wb, activation: str, width: int, ws: StepWorkspace, form_h: bool
     return h, cdf.add_(pre.mul_(density).mul_(_INV_SQRT2PI)), None
 
 
-def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out, revision: int):
-    """Loss and gradients of one network (2-D tensors) or of a batch of them (3-D), written into
-    ``out = (loss, gW, gb, ga, ga0)``, by the step of ``revision``."""
-    loss_out, gW, gb, ga, ga0 = out
+#: revision 2 on a CPU: an ungated net's step runs in row blocks whose (rows, H) array is about
+#: this many bytes, so that it stays in a core's L2 cache (2 MiB here) from the forward product to
+#: the weight-gradient product
+_BLOCK_BYTES = 2**20
+#: fewer rows per block than this and the step runs unblocked: each block costs some fifteen
+#: small operations (about 60 us), more than the cache saves
+_MIN_BLOCK_ROWS = 256
+
+
+def block_rows(B: int, H: int, activation: str, like: torch.Tensor) -> int:
+    """Rows per block of revision 2's step (``B``: unblocked).
+
+    On an accelerator all ``B`` (one batched pass). On a CPU, for ReLU and GELU the power of two
+    whose (rows, H) block of ``like``'s dtype is about :data:`_BLOCK_BYTES`, unless that is under
+    :data:`_MIN_BLOCK_ROWS`; gated nets run unblocked. Measured on one thread (step time, revision
+    2 blocked / unblocked): ReLU at width 1 024, batch 1 024 1.47 / 1.65 ms (128-row blocks 1.80,
+    512-row blocks 1.57), width 512, batch 1 024 0.84 / 0.97 ms, width 2 048, batch 2 048 with
+    128-row blocks 5.8 / 5.2 ms; ReGLU at width 1 024, batch 1 024 3.34 / 3.15 ms and at width
+    512, batch 1 024 1.75 / 1.71 ms (its two (rows, width) arrays and three products per block);
+    GELU within 2 %."""
+    if like.device.type != "cpu" or activation in GATED:
+        return B
+    rows = 1 << max(_BLOCK_BYTES // (H * like.element_size()), 1).bit_length() - 1
+    return B if rows < _MIN_BLOCK_ROWS else min(B, rows)
+
+
+def _inputs(W, b, x, ws: StepWorkspace):
+    """``[x, 1]`` and ``[W, b]`` in the workspace: the bias rides along as a last input coordinate,
+    so the pre-activations and the first-layer gradient are each one plain matrix product."""
     lead, (B, d) = x.shape[:-2], x.shape[-2:]
     H = W.shape[-2]
-    # [x, 1] and [W, b]: the bias rides along as a last input coordinate, so the pre-activations
-    # and the first-layer gradient are each one plain matrix product
     x1 = ws.get("x1", (*lead, B, d + 1), x)
     x1[..., :d].copy_(x)
     x1[..., d].fill_(1.0)
     WbT = ws.get("WbT", (*lead, H, d + 1), W)
     WbT[..., :d].copy_(W)
     WbT[..., d].copy_(b)
-    # revision 2 reads the readout gradient off the first-layer product where h is homogeneous
-    homogeneous = revision >= 2 and activation != "gelu"
-    gated = activation in GATED
-    h, D_gate, D_value = _hidden(x1, WbT.transpose(-1, -2), activation, width, ws, form_h=not (homogeneous and gated))
-    if h is None:  # f_i = <[x_i, 1], (phi(pre_g) (a * [W_v, b_v]))_i>: h is linear in the value row
-        aWv = torch.mul(WbT[..., width:, :], a.unsqueeze(-1), out=ws.get("aWv", (*lead, width, d + 1), x))
-        U = torch.matmul(D_value, aWv, out=ws.get("U", (*lead, B, d + 1), x))
-        f = torch.sum(U.mul_(x1), dim=-1, out=ws.get("f", (*lead, B), x))
-    else:
-        f = torch.matmul(h, a.unsqueeze(-1), out=ws.get("f", (*lead, B, 1), x)).squeeze(-1)
+    return x1, WbT
+
+
+def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out, revision: int):
+    """Loss and gradients of one network (2-D tensors) or of a batch of them (3-D), written into
+    ``out = (loss, gW, gb, ga, ga0)``, by the step of ``revision``."""
+    if revision >= 2:
+        return _one_blocked(W, b, a, a0, x, y, activation, width, alpha, ws, out)
+    loss_out, gW, gb, ga, ga0 = out
+    lead, (B, d) = x.shape[:-2], x.shape[-2:]
+    H = W.shape[-2]
+    x1, WbT = _inputs(W, b, x, ws)
+    h, D_gate, D_value = _hidden(x1, WbT.transpose(-1, -2), activation, width, ws)
+    f = torch.matmul(h, a.unsqueeze(-1), out=ws.get("f", (*lead, B, 1), x)).squeeze(-1)
     if alpha != 1.0:
         f = f.mul_(alpha)
     err = f.add_(a0.unsqueeze(-1)).sub_(y)
@@ -161,8 +193,7 @@ def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepW
     r = err.mul_(2.0 / B)
     s = r * alpha if alpha != 1.0 else r
     ga0.copy_(r.sum(dim=-1))
-    if not homogeneous:
-        ga.copy_(torch.matmul(h.transpose(-1, -2), s.unsqueeze(-1), out=ws.get("ga", (*lead, width, 1), x)).squeeze(-1))
+    ga.copy_(torch.matmul(h.transpose(-1, -2), s.unsqueeze(-1), out=ws.get("ga", (*lead, width, 1), x)).squeeze(-1))
     Zt = x1.mul_(s.unsqueeze(-1)).transpose(-1, -2)  # (..., d + 1, B): columns s_i [x_i, 1]
     if D_gate is None:  # relu: the 0/1 derivative, in place of h (h >= 0, so sign(h) = 1[pre > 0])
         D_gate = h.sign_()
@@ -171,11 +202,79 @@ def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepW
     halves = [(D_gate, slice(0, width))] + ([(D_value, slice(width, H))] if D_value is not None else [])
     for D, rows in halves:
         Gt = torch.matmul(Zt, D, out=ws.get("Gt", (*lead, d + 1, width), x))
-        if homogeneous and rows.stop == H:  # dL/da_j = sum_k [W_j, b_j]_k G_kj (value rows if gated)
-            WG = torch.mul(Gt, WbT[..., rows, :].transpose(-1, -2), out=ws.get("WG", (*lead, d + 1, width), x))
-            torch.sum(WG, dim=-2, out=ga)
         torch.mul(Gt[..., :d, :].transpose(-1, -2), a.unsqueeze(-1), out=gW[..., rows, :])
         torch.mul(Gt[..., d, :], a, out=gb[..., rows])
+
+
+def _accumulate(G: torch.Tensor, A: torch.Tensor, B: torch.Tensor, first: bool) -> None:
+    """``G = A B`` on the first block, ``G += A B`` on the others (2-D or batched 3-D)."""
+    if first:
+        torch.matmul(A, B, out=G)
+    elif G.ndim == 2:
+        G.addmm_(A, B)
+    else:
+        G.baddbmm_(A, B)
+
+
+def _one_blocked(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out):
+    """Revision 2 (see the module docstring). Every quantity of a row i (its pre-activations, f_i,
+    r_i, s_i, its rows of D) depends on that row alone, so on a CPU an ungated net's batch goes
+    through the step in row blocks of :func:`block_rows` whose (rows, H) arrays stay in cache from
+    the forward product to the weight-gradient product, which accumulates ``G += Z_blk^T D_blk``
+    over them."""
+    loss_out, gW, gb, ga, ga0 = out
+    lead, (B, d) = x.shape[:-2], x.shape[-2:]
+    H = W.shape[-2]
+    x1, WbT = _inputs(W, b, x, ws)
+    Wb = WbT.transpose(-1, -2)
+    gated = activation in GATED
+    # h is homogeneous (linear in the value row, or relu(t) = t 1[t > 0]) for all but GELU
+    homogeneous = activation != "gelu"
+    if gated:  # f_i = <[x_i, 1], (phi(pre_g) (a * [W_v, b_v]))_i>: h is linear in the value row
+        aWv = torch.mul(WbT[..., width:, :], a.unsqueeze(-1), out=ws.get("aWv", (*lead, width, d + 1), x))
+    G = [ws.get(f"G{k}", (*lead, d + 1, width), x) for k in range(2 if gated else 1)]
+    ga_acc = None if homogeneous else ws.get("ga", (*lead, width, 1), x)
+    sq = ws.get("sq", (*lead, 1, 1), x)
+    rsum = ws.get("rsum", (*lead, 1), x)
+    R = block_rows(B, H, activation, x)
+    for i in range(0, B, R):
+        rows, first = slice(i, min(i + R, B)), i == 0
+        n = rows.stop - rows.start
+        x1b = x1[..., rows, :]
+        h, D_gate, D_value = _hidden(x1b, Wb, activation, width, ws, form_h=not gated)
+        if gated:
+            U = torch.matmul(D_value, aWv, out=ws.get("U", (*lead, n, d + 1), x))
+            f = torch.sum(U.mul_(x1b), dim=-1, out=ws.get("f", (*lead, n), x))
+        else:
+            f = torch.matmul(h, a.unsqueeze(-1), out=ws.get("f", (*lead, n, 1), x)).squeeze(-1)
+        if alpha != 1.0:
+            f = f.mul_(alpha)
+        err = f.add_(a0.unsqueeze(-1)).sub_(y[..., rows])
+        _accumulate(sq, err.unsqueeze(-2), err.unsqueeze(-1), first)
+        r = err.mul_(2.0 / B)
+        s = r * alpha if alpha != 1.0 else r
+        if first:
+            torch.sum(r, dim=-1, keepdim=True, out=rsum)
+        else:
+            rsum.add_(r.sum(dim=-1, keepdim=True))
+        if ga_acc is not None:  # GELU: dL/da = h^T s, accumulated over the blocks
+            _accumulate(ga_acc, h.transpose(-1, -2), s.unsqueeze(-1), first)
+        Zt = x1b.mul_(s.unsqueeze(-1)).transpose(-1, -2)  # (..., d + 1, n): columns s_i [x_i, 1]
+        if D_gate is None:  # relu: the 0/1 derivative, in place of h
+            D_gate = h.sign_()
+        _accumulate(G[0], Zt, D_gate, first)
+        if gated:
+            _accumulate(G[1], Zt, D_value, first)
+    loss_out.copy_(sq.reshape(loss_out.shape) / B)
+    ga0.copy_(rsum.squeeze(-1))
+    if homogeneous:  # dL/da_j = sum_k [W_j, b_j]_k G_kj (value rows if gated)
+        Gv, Wv = G[-1], WbT[..., H - width:, :]
+        torch.sum(torch.mul(Gv, Wv.transpose(-1, -2), out=ws.get("WG", (*lead, d + 1, width), x)), dim=-2, out=ga)
+    else:
+        ga.copy_(ga_acc.squeeze(-1))
+    for Gt, half in zip(G, (slice(0, width), slice(width, H))):
+        torch.mul(Gt[..., :d, :].transpose(-1, -2), a.unsqueeze(-1), out=gW[..., half, :])
+        torch.mul(Gt[..., d, :], a, out=gb[..., half])
 
 
 @torch.no_grad()
