@@ -45,7 +45,6 @@ def _in_blocks(monkeypatch, rows: int) -> None:
     """Make revision 2 run every activation's step in blocks of ``rows`` rows on a CPU."""
     import monosem.train.step as step
 
-    monkeypatch.setattr(step, "_MIN_BLOCK_ROWS", 1)
     monkeypatch.setattr(step, "block_rows", lambda B, H, activation, like: min(B, rows))
 
 

@@ -29,7 +29,7 @@ from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
 from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
-from .sweeps import MIXED_LINK_D
+from .sweeps import MIXED_LINK_D, step_revision_of
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
            "specialization_metrics"]
@@ -431,7 +431,7 @@ def _a2_config(p: dict[str, Any]) -> TrainConfig:
     return a2_config(
         p["activation"], min_steps=p["min_steps"], max_steps=p["max_steps"], batch=p["batch"], eval_every=p["eval_every"],
         patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"],
-        min_rel_improvement=p["rel_improvement"], step_revision=int(p.get("step", 1)),
+        min_rel_improvement=p["rel_improvement"], step_revision=step_revision_of(p),
     )
 
 

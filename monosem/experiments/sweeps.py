@@ -194,6 +194,11 @@ def _step_entry(P: Profile) -> dict:
     return {} if P.step_revision == 1 else {"step": int(P.step_revision)}
 
 
+def step_revision_of(params: dict) -> int:
+    """The training-step revision an MLP cell's key names (the reverse of :func:`_step_entry`)."""
+    return int(params.get("step", 1))
+
+
 def sweep(
     figure: str,
     profile: str | Profile = "cpu",

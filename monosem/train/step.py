@@ -191,7 +191,7 @@ def _one(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepW
     """Loss and gradients of one network (2-D tensors) or of a batch of them (3-D), written into
     ``out = (loss, gW, gb, ga, ga0)``, by the step of ``revision``."""
     if revision >= 2:
-        return _one_blocked(W, b, a, a0, x, y, activation, width, alpha, ws, out)
+        return _one_revision2(W, b, a, a0, x, y, activation, width, alpha, ws, out)
     loss_out, gW, gb, ga, ga0 = out
     lead, (B, d) = x.shape[:-2], x.shape[-2:]
     H = W.shape[-2]
@@ -228,7 +228,7 @@ def _accumulate(G: torch.Tensor, A: torch.Tensor, B: torch.Tensor, first: bool) 
         G.baddbmm_(A, B)
 
 
-def _one_blocked(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out):
+def _one_revision2(W, b, a, a0, x, y, activation: str, width: int, alpha: float, ws: StepWorkspace, out):
     """Revision 2 (see the module docstring). Every quantity of a row i (its pre-activations, f_i,
     r_i, s_i, its rows of D) depends on that row alone, so on a CPU an ungated net's batch goes
     through the step in row blocks of :func:`block_rows` whose (rows, H) arrays stay in cache from
@@ -308,15 +308,14 @@ def loss_and_grads(stack: MLPStack, xb: torch.Tensor, yb: torch.Tensor, batched:
     out = (ws.get("out_loss", (M,), W), ws.get("out_W", tuple(W.shape), W), ws.get("out_b", tuple(b.shape), W),
            ws.get("out_a", tuple(a.shape), W), ws.get("out_a0", tuple(a0.shape), W))
     args = (stack.activation, stack.width, float(stack.output_scale), ws)
-    rev = int(revision)
     if batched is None:
         batched = W.device.type != "cpu"
     if batched:
-        _one(W, b, a, a0, xb, yb, *args, out, rev)
+        _one(W, b, a, a0, xb, yb, *args, out, revision)
     else:
         # the models one after the other, sharing the (B, H) buffers: each writes its own slice
         for i in range(M):
-            _one(W[i], b[i], a[i], a0[i], xb[i], yb[i], *args, tuple(o[i] for o in out), rev)
+            _one(W[i], b[i], a[i], a0[i], xb[i], yb[i], *args, tuple(o[i] for o in out), revision)
     return out
 
 
