@@ -392,11 +392,11 @@ _PROFILES["long"] = Profile(
     # Figures 2 and 6 at the paper's two smallest sizes and one run (the paper: 4 sizes, 5 runs);
     # GELU and SwiGLU (Figure 6 only) at 20 000. The regime map extends K = 10, 50 to 200 000.
     sample_efficiency=SampleEfficiencySizes(
-        Ks=(1, 2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1, width=1_024,
+        Ks=(1, 2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
         method_max_n=(("mlp-gelu", 20_000), ("mlp-swiglu", 20_000)),
     ),
-    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=1),
+    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5),
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
     overlap=_CPU.overlap,

@@ -5,6 +5,7 @@
 #
 #   nohup nice -n 10 bash scripts/long_run.sh regime  [N ...] > results/long_regime.log 2>&1 &
 #   nohup nice -n 10 bash scripts/long_run.sh figures [N ...] > results/long_figures.log 2>&1 &
+#   RUNS="1 2" nohup nice -n 10 bash scripts/long_run.sh seeds [N ...] > results/long_seeds.log 2>&1 &
 #   python -m monosem status fig2 --profile long          # how much is done (regime, fig4, fig6 alike)
 #   python -m monosem record fig2 --profile long          # copy finished cells to monosem/recorded/
 #   (done after every (K, n) by this script)
@@ -13,6 +14,8 @@
 #          the profile's cut, 50 000).
 # figures: Figures 2, 6 and 4 at the profile's sizes (n = 20 000, 50 000, every K, run 0; GELU
 #          and SwiGLU at 20 000), sharing every cell the regime map already computed.
+# seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2 and Figure 4 cell at K = 2, 10, 50
+#          (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
 # N: the training sizes to run (default: all of the phase's, ascending). KS: the cluster counts
 # (default: all of the phase's); two workers on disjoint KS use both cores without computing a
 # cell twice. What runs is exactly the profile's declared sweep (monosem/profiles.py), cut included.
@@ -27,13 +30,26 @@ phase=${1:-}
 case "$phase" in
   regime) default_ns="10000 20000 50000 100000 200000"; default_Ks="10 50" ;;
   figures) default_ns="20000 50000"; default_Ks="1 2 10 50" ;;
-  *) echo "usage: $0 regime|figures [N ...]" >&2; exit 2 ;;
+  seeds) default_ns="20000 50000"; default_Ks="2 10 50" ;;
+  *) echo "usage: $0 regime|figures|seeds [N ...]" >&2; exit 2 ;;
 esac
 shift
 # a fresh machine (no cache): start from the cells already recorded in the package
 for fig in regime fig2 fig4 fig6; do $PY -m monosem record $fig --profile long --restore; done
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || read -r -a sizes <<< "$default_ns"
+if [ "$phase" = seeds ]; then
+  for r in ${RUNS:-1 2 3 4}; do
+    for n in "${sizes[@]}"; do
+      for K in ${KS:-$default_Ks}; do
+        $PY -m monosem run fig2 --profile long --runs $r --K $K --n $n
+        $PY -m monosem run fig4 --profile long --runs $r --K $K --n $n
+        for fig in fig2 fig4; do $PY -m monosem record $fig --profile long; done
+      done
+    done
+  done
+  exit 0
+fi
 for n in "${sizes[@]}"; do
   for K in ${KS:-$default_Ks}; do
     if [ "$phase" = regime ]; then

@@ -581,7 +581,7 @@ def test_mlp_keys_name_the_training_step_revision_of_their_profile():
     assert get_profile("cpu").step_revision == STEP_REVISION
     assert get_profile("long").step_revision == 1
     (cpu,) = sweep("fig2", "cpu", Ks=[10], ns=[sweep("fig2", "cpu")[0].n], methods=["mlp-relu"])
-    (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"])
+    (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"], runs=[0])
     assert cpu.param_dict["step"] == STEP_REVISION and _a2_config(cpu.param_dict).step_revision == STEP_REVISION
     assert "step" not in long.param_dict and _a2_config(long.param_dict).step_revision == 1
     gated = sweep("fig4", "cpu", methods=["gated-rfm"])[0]
