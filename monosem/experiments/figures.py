@@ -70,8 +70,11 @@ def plot_figure(
     metric: str = "test_mse",
     records: dict | None = None,
     source: str = "",
+    rule: str = "best",
 ) -> plt.Figure:
-    """One panel per K: test MSE against n for every method, mean +- one std over runs.
+    """One panel per K (two per row): test MSE against n for every method, mean +- one std over
+    runs (the paper's shaded bands), every RFM variant scored by ``rule``
+    (:data:`~.verdicts.RFM_RULES`); the legend gives the number of runs behind each curve.
 
     ``records`` (``{job: record}``, e.g. recorded cells) are drawn instead of the cache's;
     ``source`` is added to the title (e.g. "recorded").
@@ -83,16 +86,19 @@ def plot_figure(
         # two dense cells per activation and (K, n) (matched parameters, matched FLOPs): pooling
         # them by method, as below, would mix two networks; page 09's panels tell them apart
         return _plot_moe(P, records, source)
-    cells = aggregate(records, metric)
+    cells = aggregate(records, metric, rule=rule)
     grid = getattr(P, FIGURES[figure].sizes)
     # one panel per K that has at least one cell (a partial cache draws what it has)
     Ks = [K for K in (Ks or grid.Ks) if any(c.K == K for c in cells)]
     if not Ks:
         raise ValueError(f"no results of {figure} at profile {P.name!r} to draw: "
                          f"run `python -m monosem run {figure} --profile {P.name}` first")
+    # at most two panels per row, so that a panel stays legible at the page's width
+    ncols = min(2, len(Ks))
+    nrows = -(-len(Ks) // ncols)
     with plots.paper_style():
-        fig, axes = plt.subplots(1, len(Ks), figsize=(3.2 * len(Ks), 3.1), squeeze=False, layout="constrained")
-        for ax, K in zip(axes[0], Ks):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.9 * nrows + 0.9), squeeze=False, layout="constrained")
+        for ax, K in zip(axes.flat, Ks):
             curves = {}
             for method in methods or FIGURES[figure].methods:
                 pts = sorted((c.n, c.mean, c.std) for c in cells if c.method == method and c.K == K)
@@ -101,14 +107,32 @@ def plot_figure(
                     curves[method] = (ns, mean, std)
             noise = NOISE_VARIANCE if figure == "fig4" else None
             plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
+        for ax in list(axes.flat)[len(Ks):]:
+            ax.set_visible(False)
+        runs = {}  # the number of runs behind each method's curves (the legend says it)
+        for c in cells:
+            runs.setdefault(c.method, set()).add(c.runs)
         legend = {}
-        for ax in axes[0]:  # every method that appears in any panel, once
+        for ax in axes.flat:  # every method that appears in any panel, once
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
-        fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(4, len(legend)))
+        labels = [_with_runs(label, runs) for label in legend]
+        fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
-        fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else ""))
+        rfm = any(m.endswith("rfm") for m in runs)
+        fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else "")
+                     + (f"\nevery RFM variant: {rule} of iterations 0-3" if rfm else ""))
     return fig
+
+
+def _with_runs(label: str, runs: dict[str, set[int]]) -> str:
+    """A legend label with the number of runs behind its curve (a range where cells differ)."""
+    method = next((m for m, style in plots.METHOD_STYLES.items() if style.get("label") == label), label)
+    counts = sorted(runs.get(method, ()))
+    if not counts:
+        return label
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{label} ({span} run{'s' if counts[-1] > 1 else ''})"
 
 
 def _plot_moe(P: Profile, records: dict, source: str = "") -> plt.Figure:

@@ -2,40 +2,60 @@
 a grid of cells (the live profile and the recorded ``long`` run use the same definition).
 
 Finding: the MLP-gated local RFM beats global RFM at every K, and approaches the per-cluster
-oracle. Beside it, the gate purity (adjusted Rand index of the learned gates against the true
+oracle; judged over runs, with one scoring rule for every RFM variant (:mod:`.verdicts`). Beside it, the gate purity (adjusted Rand index of the learned gates against the true
 clusters), which the paper does not report.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Mapping
 
-from .results import Cell, lookup, verdict
+import numpy as np
+import pandas as pd
 
-__all__ = ["gates_findings", "format_gates_findings"]
+from .verdicts import Comparison, combine, compare, per_run
 
-
-def _mean(cells: list[Cell], method: str, K: int, n: int) -> float:
-    c = lookup(cells, method, K, n)
-    return c.mean if c is not None else float("nan")
+__all__ = ["gates_comparisons", "gates_status", "gates_table", "metric_updates"]
 
 
-def gates_findings(cells: Iterable[Cell], ari: Iterable[Cell], Ks: Iterable[int], n: int) -> tuple[dict[int, dict[str, float]], bool | None]:
-    """Per K at training size ``n``: gated local RFM, global RFM, the RFM oracle and the gate ARI;
-    and whether the gated RFM beats global RFM at every K (``None`` if a cell is missing)."""
-    cells, ari = list(cells), list(ari)
-    rows = {K: {"gated": _mean(cells, "gated-rfm", K, n), "rfm": _mean(cells, "rfm", K, n),
-                "oracle": _mean(cells, "oracle-rfm", K, n), "ari": _mean(ari, "gated-rfm", K, n)} for K in Ks}
-    vals = [v for r in rows.values() for v in (r["gated"], r["rfm"])]
-    ok = None if not rows or any(v != v for v in vals) else all(r["gated"] < r["rfm"] for r in rows.values())
-    return rows, ok
+def gates_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple[Comparison, ...]:
+    """Per K at training size ``n``: "the gated local RFM beats global RFM", judged on the means
+    and run by run (:mod:`.verdicts`), both scored by ``rule``."""
+    return tuple(compare(records, "gated RFM beats global RFM", "gated-rfm", "rfm", K, n, rule=rule) for K in sorted(Ks))
 
 
-def format_gates_findings(rows: dict[int, dict[str, float]], ok: bool | None, n: int) -> str:
-    lines = [f"n = {n}",
-             f"{'K':>3} {'gated RFM':>10} {'global RFM':>11} {'RFM oracle':>11} {'gated/global':>13} {'gated/oracle':>13} {'gate ARI':>9}"]
-    for K, r in rows.items():
-        lines.append(f"{K:>3} {r['gated']:>10.3g} {r['rfm']:>11.3g} {r['oracle']:>11.3g} {r['gated'] / r['rfm']:>13.2f} "
-                     f"{r['gated'] / r['oracle']:>13.2f} {r['ari']:>9.2f}")
-    lines += ["", f"gated local RFM beats global RFM at every K: {verdict(ok)}"]
-    return "\n".join(lines)
+def gates_status(records: Mapping, Ks, n: int, rule: str = "best") -> str:
+    """The finding "the gated local RFM beats global RFM at every K"."""
+    return combine(gates_comparisons(records, Ks, n, rule))
+
+
+def _mean(records: Mapping, method: str, K: int, n: int, rule: str, metric: str = "test_mse") -> float:
+    v = list(per_run(records, method, K, n, rule, metric).values())
+    return float(np.mean(v)) if v else float("nan")
+
+
+def gates_table(records: Mapping, Ks, n: int, rule: str = "best") -> pd.DataFrame:
+    """Per K at training size ``n``: gated local RFM, global RFM and the RFM oracle (means over
+    runs, every RFM variant scored by ``rule``), their ratios, the paired verdict and the gate
+    purity (adjusted Rand index of the test points' gates against the true clusters)."""
+    rows = []
+    for c in gates_comparisons(records, Ks, n, rule):
+        g, o = c.mean_a, _mean(records, "oracle-rfm", c.K, n, rule)
+        rows.append({"K": c.K, "runs": c.runs, "gated RFM": g, "global RFM": c.mean_b, "RFM oracle": o,
+                     "gated / global": c.mean_ratio, "gated / oracle": g / o,
+                     "gated / global per run": ", ".join(f"{x:.2f}" for _, x in c.ratios),
+                     "gate ARI": _mean(records, "gated-rfm", c.K, n, rule, "gate_ari_test"), "verdict": c.status})
+    return pd.DataFrame(rows).set_index("K")
+
+
+def metric_updates(records: Mapping, K: int, n: int) -> pd.DataFrame:
+    """Test MSE at RFM iterations 0-3 (iteration 0: the Laplace kernel before any metric update)
+    of every RFM variant at (K, n), mean over runs: whether the metric updates help."""
+    rows = {}
+    for method in ("rfm", "oracle-rfm", "gated-rfm"):
+        its = [rec["metrics"]["test_mse_by_iteration"] for job, rec in records.items()
+               if job.method == method and job.K == K and job.n == n and "test_mse_by_iteration" in rec["metrics"]]
+        if its:
+            mean = np.mean(np.asarray(its, dtype=float), axis=0)
+            rows[method] = {f"iteration {t}": v for t, v in enumerate(mean)} | {"runs": len(its), "last / first": mean[-1] / mean[0]}
+    return pd.DataFrame.from_dict(rows, orient="index")

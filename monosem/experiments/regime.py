@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .verdicts import scored
+
 __all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime", "format_timings", "plot_training_curves"]
 
 #: the MLPs of the map, with the label used in its tables
@@ -72,7 +74,8 @@ def regime_cells(records: dict) -> list[RegimeCell]:
             slot["laplace"].append((m["test_mse_by_iteration"][0], t, None))
             slot["rfm-final"].append((m["test_mse_final"], t, None))
         else:
-            slot[job.method].append((m["test_mse"], t, None))
+            # every RFM variant by the global one's rule, the best of iterations 0-3
+            slot[job.method].append((scored(rec, "best"), t, None))
             if job.method == "oracle-rfm" and "test_mse_by_iteration" in m:
                 slot["oracle-rfm-iterations"].append((m["test_mse_by_iteration"], t, None))
     cells = []

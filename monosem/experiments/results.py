@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
+import pandas as pd
 
 from .cache import Job
+from .verdicts import scored
 
-__all__ = ["Cell", "aggregate", "format_table", "lookup", "verdict"]
+__all__ = ["Cell", "aggregate", "curve_table", "format_table", "lookup", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,13 @@ class Cell:
     median: float
 
 
-def aggregate(records: dict[Job, dict], metric: str = "test_mse") -> list[Cell]:
+def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "best") -> list[Cell]:
     """Mean, empirical standard deviation (ddof=1 when there are >= 2 runs, as the paper's shaded
-    bands) and median of ``metric`` over runs, per (method, K, n)."""
+    bands) and median of ``metric`` over runs, per (method, K, n); the test MSE of every RFM
+    variant scored by ``rule`` (:func:`~.verdicts.scored`)."""
     groups: dict[tuple[str, int, int], list[float]] = defaultdict(list)
     for job, rec in records.items():
-        value = rec["metrics"].get(metric)
+        value = scored(rec, rule, metric)
         if value is not None:
             groups[(job.method, job.K, job.n)].append(float(value))
     cells = []
@@ -72,3 +75,27 @@ def lookup(cells: Iterable[Cell], method: str, K: int, n: int) -> Cell | None:
 def verdict(ok: bool | None) -> str:
     """How a page reports a check of a paper's claim at the current profile."""
     return "not computed" if ok is None else ("reproduces" if ok else "does NOT reproduce")
+
+
+def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, metric: str = "test_mse",
+                rule: str = "best") -> pd.DataFrame:
+    """The numbers behind a figure's curves: one row per (K, n), per method the mean and std of
+    ``metric`` over runs (std empty for one run), and the number of runs; every RFM variant scored
+    by ``rule``."""
+    cells = aggregate(records, metric, rule)
+    methods = list(methods) if methods is not None else sorted({c.method for c in cells})
+    by = {(c.method, c.K, c.n): c for c in cells}
+    rows = {}
+    for K, n in sorted({(c.K, c.n) for c in cells if c.method in methods}):
+        row = {}
+        for m in methods:
+            c = by.get((m, K, n))
+            row[(m, "mean")] = c.mean if c else float("nan")
+            row[(m, "std")] = c.std if c and c.runs > 1 else float("nan")
+        row[("", "runs")] = max((by[(m, K, n)].runs for m in methods if (m, K, n) in by), default=0)
+        rows[(K, n)] = row
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    if not frame.empty:
+        frame.index.names = ["K", "n"]
+        frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    return frame

@@ -12,65 +12,91 @@ the page come from one definition:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
-from .results import Cell, lookup, verdict
+import numpy as np
+import pandas as pd
 
-__all__ = ["MLPS", "findings", "format_findings", "stopping_summary", "format_stopping"]
+from .verdicts import Comparison, best_of, combine, compare, per_run
+
+__all__ = ["MLPS", "ORACLES", "Findings", "findings", "findings_table", "stopping_summary", "format_stopping"]
 
 MLPS = ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu")
+ORACLES = ("oracle-rfm", "oracle-laplace")
+#: finding 1b: "close to the oracles", read as within this factor of the better one
+ORACLE_FACTOR = 2.0
 
 
-def _mean(cells: list[Cell], method: str, K: int, n: int) -> float:
-    c = lookup(cells, method, K, n)
-    return c.mean if c is not None else float("nan")
+@dataclass(frozen=True)
+class Findings:
+    """The paper's Section 3.2 findings at training size ``n``, judged over runs
+    (:mod:`.verdicts`): ``parts[name]`` holds the comparisons a finding rests on."""
+
+    n: int
+    K_big: int
+    rule: str
+    parts: dict[str, tuple[Comparison, ...]]
+
+    def status(self, name: str) -> str:
+        return combine(self.parts[name])
+
+    def table(self) -> pd.DataFrame:
+        """One row per finding: its claim, verdict and the numbers behind it."""
+        claims = {"1a": f"at K = {self.K_big} the best MLP beats global RFM",
+                  "1b": f"at K = {self.K_big} the best MLP is within {ORACLE_FACTOR:g}x of the better oracle",
+                  "2": "ReGLU beats ReLU at every K >= 10",
+                  "2'": "SwiGLU beats GELU at every K >= 10"}
+        rows = [{"finding": k, "claim": claims[k], "verdict": self.status(k),
+                 "evidence": "; ".join((f"K = {c.K}: " if len(v) > 1 else "") + c.evidence for c in v) or "not run"}
+                for k, v in self.parts.items() if v]
+        return pd.DataFrame(rows).set_index("finding")
 
 
-def findings(cells: Iterable[Cell], Ks: Iterable[int], n: int) -> tuple[dict[int, dict[str, float]], dict[str, bool | None]]:
-    """Per K at training size ``n``: the best MLP, global RFM, the better oracle and the gate
-    ratios; and the verdicts of the findings (``None`` where a needed cell is missing)."""
-    cells = list(cells)
-    rows: dict[int, dict[str, float]] = {}
-    for K in Ks:
-        mlps = [v for v in (_mean(cells, m, K, n) for m in MLPS) if v == v]
-        oracles = [v for v in (_mean(cells, m, K, n) for m in ("oracle-rfm", "oracle-laplace")) if v == v]
-        rows[K] = {
-            "mlp": min(mlps) if mlps else float("nan"),
-            "rfm": _mean(cells, "rfm", K, n),
-            "oracle": min(oracles) if oracles else float("nan"),
-            "gate": _mean(cells, "mlp-reglu", K, n) / _mean(cells, "mlp-relu", K, n),
-            "swi": _mean(cells, "mlp-swiglu", K, n) / _mean(cells, "mlp-gelu", K, n),
-        }
-    K_big = max(rows) if rows else None
-
-    def known(*vals: float) -> bool:
-        return all(v == v for v in vals)
-
-    out: dict[str, bool | None] = {"1a": None, "1b": None, "2": None}
-    if K_big is not None:
-        r = rows[K_big]
-        out["1a"] = bool(r["mlp"] < r["rfm"]) if known(r["mlp"], r["rfm"]) else None
-        out["1b"] = bool(r["mlp"] < 2 * r["oracle"]) if known(r["mlp"], r["oracle"]) else None
-        many = [rows[K]["gate"] for K in rows if K >= 10]
-        out["2"] = bool(all(g < 1 for g in many)) if many and known(*many) else None
-    return rows, out
+def _mean_std(records: Mapping, method: str | None, K: int, n: int, rule: str) -> tuple[float, float, int]:
+    v = list(per_run(records, method, K, n, rule).values()) if method else []
+    if not v:
+        return float("nan"), float("nan"), 0
+    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else float("nan"), len(v)
 
 
-def format_findings(rows: dict[int, dict[str, float]], verdicts: dict[str, bool | None], n: int) -> str:
-    """The comparison table and the three verdicts as text."""
-    lines = [f"n = {n}",
-             f"{'K':>3} {'best MLP':>10} {'global RFM':>11} {'oracle':>9} {'MLP/oracle':>11} {'ReGLU/ReLU':>11} {'SwiGLU/GELU':>12}"]
-    for K, r in rows.items():
-        lines.append(f"{K:>3} {r['mlp']:>10.3g} {r['rfm']:>11.3g} {r['oracle']:>9.3g} {r['mlp'] / r['oracle']:>11.2f} "
-                     f"{r['gate']:>11.2f} {r['swi']:>12.2f}")
-    K_big = max(rows) if rows else "-"
-    lines += [
-        "",
-        f"finding 1a (at K = {K_big} the best MLP beats global RFM):         {verdict(verdicts['1a'])}",
-        f"finding 1b (at K = {K_big} the best MLP is within 2x of an oracle):  {verdict(verdicts['1b'])}",
-        f"finding 2  (ReGLU beats ReLU at every K >= 10):                 {verdict(verdicts['2'])}",
-    ]
-    return "\n".join(lines)
+def findings(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> Findings:
+    """The findings at training size ``n`` from ``records`` (``{job: record}``, every run), every
+    RFM variant scored by ``rule``:
+
+    * 1a: at the largest K, the best MLP (lowest mean) beats global RFM, run by run;
+    * 1b: there, it is within 2x of the better oracle (lowest mean of the two);
+    * 2: ReGLU beats ReLU at every K >= 10 (and SwiGLU beats GELU, where both ran).
+    """
+    Ks = sorted(Ks)
+    K_big = Ks[-1]
+    best = best_of(records, MLPS, K_big, n, rule)
+    oracle = best_of(records, ORACLES, K_big, n, rule)
+    parts: dict[str, tuple[Comparison, ...]] = {"1a": (), "1b": (), "2": (), "2'": ()}
+    if best is not None:
+        parts["1a"] = (compare(records, "1a", best, "rfm", K_big, n, rule=rule),)
+        if oracle is not None:
+            parts["1b"] = (compare(records, "1b", best, oracle, K_big, n, threshold=ORACLE_FACTOR, rule=rule),)
+    for name, (a, b) in {"2": ("mlp-reglu", "mlp-relu"), "2'": ("mlp-swiglu", "mlp-gelu")}.items():
+        parts[name] = tuple(c for K in Ks if K >= 10 if (c := compare(records, name, a, b, K, n, rule=rule)).runs)
+    return Findings(n, K_big, rule, {k: v for k, v in parts.items() if v or k in ("1a", "1b", "2")})
+
+
+def findings_table(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> pd.DataFrame:
+    """Per K at training size ``n``: the best MLP, global RFM and the better oracle (mean and
+    std over runs), and the ratios the findings rest on (ratios of means)."""
+    rows = []
+    for K in sorted(Ks):
+        best = best_of(records, MLPS, K, n, rule)
+        oracle = best_of(records, ORACLES, K, n, rule)
+        (m, s, r), (g, gs, _), (o, os_, _) = (_mean_std(records, x, K, n, rule) for x in (best, "rfm", oracle))
+        mean = {x: _mean_std(records, x, K, n, rule)[0] for x in ("mlp-reglu", "mlp-relu", "mlp-swiglu", "mlp-gelu")}
+        rows.append({"K": K, "runs": r, "best MLP": best or "-", "best MLP mean": m, "best MLP std": s,
+                     "global RFM mean": g, "global RFM std": gs, "better oracle": oracle or "-",
+                     "oracle mean": o, "oracle std": os_, "best MLP / global RFM": m / g, "best MLP / oracle": m / o,
+                     "ReGLU / ReLU": mean["mlp-reglu"] / mean["mlp-relu"],
+                     "SwiGLU / GELU": mean["mlp-swiglu"] / mean["mlp-gelu"]})
+    return pd.DataFrame(rows).set_index("K")
 
 
 def stopping_summary(records: dict) -> list[dict[str, Any]]:
