@@ -16,7 +16,8 @@ TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.md))
 EXECUTED := book/executed
-NBVAL_FLAGS := -p no:cacheprovider --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+# every page writes the claims it judged here; the status page is generated from them
+export MONOSEM_CLAIMS := $(CURDIR)/$(EXECUTED)/claims
 STAMP := $(VENV)/.monosem-installed
 # Sweep results (one small JSON per cell, trained networks beside them): a rebuild recomputes
 # only what is missing. Not committed.
@@ -30,9 +31,9 @@ test: venv sync
 	@echo "== lint (ruff: pyflakes, bugbear, pylint errors)"
 	$(BIN)/ruff check monosem tests benchmarks
 	@echo "== unit tests"
-	$(BIN)/python -m pytest -p no:cacheprovider tests
-	@echo "== notebook regression tests (nbval, smoke profile)"
-	MONOSEM_PROFILE=smoke TQDM_DISABLE=1 $(BIN)/python -m pytest $(NBVAL_FLAGS) notebooks
+	$(BIN)/python -m pytest tests
+	@echo "== notebook regression tests (nbval at the smoke profile: settings in conftest.py)"
+	$(BIN)/python -m pytest --nbval notebooks
 
 venv: $(STAMP)
 
@@ -51,6 +52,7 @@ sync: venv
 # the injected-parameters cell would leak into the paired source).
 execute: venv
 	@mkdir -p $(EXECUTED)
+	@rm -rf $(CLAIMS)
 	@n=$(words $(NOTEBOOKS)); i=0; for md in $(NOTEBOOKS); do \
 	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
 	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
@@ -59,6 +61,12 @@ execute: venv
 	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; tail -n 30 $(EXECUTED)/$$name.log; exit 1; }; \
 	  echo "done in $$(( $$(date +%s) - t0 )) s"; \
 	done
+	@# the status page, generated from the claims the pages above published into $(CLAIMS)
+	@$(BIN)/jupytext --quiet --to ipynb book/status.md -o $(EXECUTED)/status_source.ipynb
+	@TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
+	  $(EXECUTED)/status_source.ipynb $(EXECUTED)/status.ipynb 2> $(EXECUTED)/status.log \
+	  || { echo "status page FAILED"; tail -n 30 $(EXECUTED)/status.log; exit 1; }
+	@rm -f $(EXECUTED)/status_source.ipynb
 
 html: venv
 	$(BIN)/jupyter-book build . -W --keep-going

@@ -8,11 +8,18 @@ build (Colab, a plain Jupyter) myst-nb may be missing: the value is then only re
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any, Iterable
 
 import pandas as pd
 
-__all__ = ["glue", "table_style"]
+from .atomic import atomic_write_json
+from .experiments.verdicts import Claim
+
+__all__ = ["glue", "table_style", "verdict_box", "publish_claims", "load_claims"]
 
 
 def glue(name: str, value: Any) -> None:
@@ -30,3 +37,34 @@ def table_style() -> None:
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
     pd.set_option("display.max_colwidth", 120)
+
+
+def verdict_box(claims: Iterable[Claim]):
+    """The page's verdict box (a MyST admonition holding a table), for ``{glue:md}`` at the top of
+    the page."""
+    from IPython.display import Markdown  # a notebook's display; not needed by the rest of the package
+
+    rows = ["| the paper's claim | scale | verdict | the numbers |", "|---|---|---|---|"]
+    for c in claims:
+        rows.append(f"| {c.claim} | {c.scale} | **{c.verdict}** | {c.evidence} |")
+    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, ":::"]))
+
+
+def publish_claims(page: str, claims: Iterable[Claim]) -> list[Claim]:
+    """Glue the page's verdict box and, in a book build (``MONOSEM_CLAIMS`` names a folder),
+    write its claims there for the status page, which therefore shows what the pages computed."""
+    claims = list(claims)
+    glue("verdict_box", verdict_box(claims))
+    folder = os.environ.get("MONOSEM_CLAIMS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        atomic_write_json(Path(folder) / f"{page}.json", [asdict(c) for c in claims])
+    return claims
+
+
+def load_claims(folder: str | os.PathLike) -> pd.DataFrame:
+    """Every page's claims written by :func:`publish_claims` into ``folder``, one row each."""
+    rows = []
+    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else ():
+        rows += json.loads(path.read_text(encoding="utf-8"))
+    return pd.DataFrame(rows, columns=[f.name for f in fields(Claim)])

@@ -85,3 +85,17 @@ def test_findings_pair_the_best_mlp_with_global_rfm_run_by_run():
     assert f.status("1b") == "not settled"  # 0.24 / 0.1 on the means, but 4 of 5 runs within 2x
     assert f.status("2") == "reproduces"  # ReGLU beats ReLU on the mean and in 4 of 5 runs
     assert list(f.table().index) == ["1a", "1b", "2"]
+
+
+def test_published_claims_are_what_the_status_page_loads(tmp_path, monkeypatch):
+    from monosem.book import load_claims, publish_claims, verdict_box
+    from monosem.experiments.verdicts import Claim
+
+    rows = [Claim("04_x", "a claim", "long, n = 1", "reproduces", "0.5x"), Claim("04_x", "b", "cpu", "not settled", "1.1x")]
+    assert load_claims(tmp_path / "none").empty  # a build that published nothing
+    monkeypatch.setenv("MONOSEM_CLAIMS", str(tmp_path))
+    publish_claims("04_x", rows)
+    loaded = load_claims(tmp_path)
+    assert [Claim(**r) for r in loaded.to_dict("records")] == rows
+    box = verdict_box(rows).data
+    assert box.startswith(":::{admonition}") and "**not settled**" in box and box.count("\n| ") == 3

@@ -13,9 +13,12 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .verdicts import Comparison, combine, compare, per_run
+from .verdicts import Claim, Comparison, combine, compare, per_run
 
-__all__ = ["gates_comparisons", "gates_status", "gates_table", "metric_updates"]
+__all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims"]
+
+#: the paper's Section 3.3 finding, in one line
+CLAIM = "MLP-gated local RFM beats global RFM at every K"
 
 
 def gates_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple[Comparison, ...]:
@@ -27,6 +30,12 @@ def gates_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple
 def gates_status(records: Mapping, Ks, n: int, rule: str = "best") -> str:
     """The finding "the gated local RFM beats global RFM at every K"."""
     return combine(gates_comparisons(records, Ks, n, rule))
+
+
+def claims(records: Mapping, Ks, n: int, page: str, scale: str, rule: str = "best") -> list[Claim]:
+    """The finding as the row of a verdict box and of the status page."""
+    parts = gates_comparisons(records, Ks, n, rule)
+    return [Claim(page, CLAIM, scale, combine(parts), "; ".join(f"K = {c.K}: {c.evidence}" for c in parts))]
 
 
 def _mean(records: Mapping, method: str, K: int, n: int, rule: str, metric: str = "test_mse") -> float:

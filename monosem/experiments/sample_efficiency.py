@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .verdicts import Comparison, best_of, combine, compare, per_run
+from .verdicts import Claim, Comparison, best_of, combine, compare, per_run
 
-__all__ = ["MLPS", "ORACLES", "Findings", "findings", "findings_table", "stopping_summary", "format_stopping"]
+__all__ = ["MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "format_stopping"]
 
 MLPS = ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu")
 ORACLES = ("oracle-rfm", "oracle-laplace")
@@ -51,6 +51,20 @@ class Findings:
                  "evidence": "; ".join((f"K = {c.K}: " if len(v) > 1 else "") + c.evidence for c in v) or "not run"}
                 for k, v in self.parts.items() if v]
         return pd.DataFrame(rows).set_index("finding")
+
+
+#: the paper's Section 3.2 findings, in one line each
+CLAIMS = {"1a": "MLPs beat global RFM when clusters are many (at the largest K)",
+          "1b": f"MLPs come close to the per-cluster oracles (within {ORACLE_FACTOR:g}x at the largest K)",
+          "2": "ReGLU improves on ReLU when clusters are many (every K >= 10)",
+          "2'": "SwiGLU improves on GELU likewise (Figure 6)"}
+
+
+def claims(found: "Findings", page: str, scale: str) -> list[Claim]:
+    """The findings as the rows of a verdict box and of the status page."""
+    return [Claim(page, CLAIMS[k], scale, found.status(k),
+                  "; ".join((f"K = {c.K}: " if len(v) > 1 else f"K = {c.K}, ") + c.evidence for c in v))
+            for k, v in found.parts.items() if v]
 
 
 def _mean_std(records: Mapping, method: str | None, K: int, n: int, rule: str) -> tuple[float, float, int]:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored", "per_run", "Comparison", "compare", "combine",
-           "verdict_table", "best_of"]
+           "verdict_table", "best_of", "Claim"]
 
 #: how an RFM variant is scored: the best test MSE of iterations 0-3 (the paper's rule for global
 #: RFM) or the last iteration's (a deployable predictor)
@@ -160,3 +160,15 @@ def verdict_table(parts: Iterable[Comparison]) -> pd.DataFrame:
                      "runs": c.runs, "holds in": c.wins,
                      "A / B per run": ", ".join(f"r{r}: {x:.2f}" for r, x in c.ratios), "verdict": c.status})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the paper as a page judges it at one scale: the row of the page's verdict box
+    and of the status page."""
+
+    page: str  # the notebook's name, e.g. "04_sample_efficiency"
+    claim: str  # the paper's claim in one line
+    scale: str  # the profile (and size) it was judged at, e.g. "long, n = 50 000"
+    verdict: str  # one of :data:`STATUSES`
+    evidence: str  # the numbers behind the verdict
