@@ -38,6 +38,7 @@ __all__ = [
     "load_recorded",
     "save_recorded",
     "machine_description",
+    "same_instruction_set",
     "recorded_cells_dir",
     "record_cells",
     "load_recorded_cells",
@@ -81,6 +82,8 @@ def machine_description() -> dict[str, Any]:
         **_versions(),
         "accelerator": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }
+    if os.environ.get("MKL_CBWR"):  # MKL's code path pinned (conditional numerical reproducibility)
+        info["mkl_cbwr"] = os.environ["MKL_CBWR"]
     try:
         here = Path(__file__).resolve().parent
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
@@ -88,6 +91,25 @@ def machine_description() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         info["git_commit"] = None
     return info
+
+
+def same_instruction_set(record: dict[str, Any]) -> bool:
+    """Whether a recorded payload or cell was computed on the CPU code path this process takes:
+    the instruction set of PyTorch's CPU kernels (``ATEN_CPU_CAPABILITY`` chooses another) and
+    MKL's (``MKL_CBWR``). A record that does not name its instruction set counts as another.
+
+    Recomputing a recorded number uses one tolerance on the same path (run to run, the numbers
+    are the record's) and a wider one elsewhere: a float32 training trajectory of thousands of
+    updates carries the last bits of every matrix product, and MKL and ATen round differently
+    from one instruction set to the next. For the recorded Figure 1 reading at width 512 (6 000
+    updates), recomputed on a 2-core AMD EPYC: ATen's AVX2 and AVX-512 kernels give the record's
+    numbers to the last bit, its default kernels with ``MKL_CBWR=COMPATIBLE`` a test MSE 4.3 %
+    higher and 3 more active neurons of 512.
+    """
+    machine = record.get("machine") or {}
+    return (machine.get("cpu_capability") is not None
+            and machine.get("cpu_capability") == torch.backends.cpu.get_cpu_capability()
+            and machine.get("mkl_cbwr") == (os.environ.get("MKL_CBWR") or None))
 
 
 def _plain(obj: Any) -> Any:
