@@ -29,7 +29,7 @@ book: venv sync execute html
 
 test: venv sync
 	@echo "== lint (ruff: pyflakes, bugbear, pylint errors)"
-	$(BIN)/ruff check monosem tests benchmarks
+	$(BIN)/ruff check monosem tests benchmarks conftest.py
 	@echo "== unit tests"
 	$(BIN)/python -m pytest tests
 	@echo "== notebook regression tests (nbval at the smoke profile: settings in conftest.py)"
