@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prepared device check for a session that is lent a GPU (about 9 minutes of run time).
+# The prepared device check for a machine with a GPU (about 9 minutes of run time).
 #
 # Run from the repository root on the GPU machine, e.g. through the device tool:
 #     bash benchmarks/gpu_session.sh

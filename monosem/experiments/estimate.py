@@ -16,7 +16,7 @@ algorithm:
 * the Bayes cell is free.
 
 This is an order-of-magnitude estimate for *this* machine (one process), not a GPU measurement;
-the page says so. A GPU session replaces it with measured times.
+the page says so. A run on a GPU replaces it with measured times.
 
 **On a device, from counted work** (:func:`page_seconds`, the model that sizes the ``gpu``
 profile; ``python -m monosem estimate``). No GPU has been lent to this project yet, so the
@@ -35,12 +35,10 @@ profile; ``python -m monosem estimate``). No GPU has been lent to this project y
 
 Calibration: with :data:`CPU_THREAD`'s bandwidth (10 GB/s, one core of this machine) the update
 model gives 0.63 / 5.0 / 20 ms for ReLU at (width, batch) = (256, 512), (1 024, 1 024),
-(2 048, 2 048) and 13 ms for ReGLU at (1 024, 1 024); ``benchmarks/train.py`` measured 0.66 / 4.1
-/ 26 ms and 11 ms on one thread (session 3): within 30 %. The step of session 7 (one workspace of
-buffers for the run) measures 0.69 / 2.9 / 15 ms and 6.6 ms, and step revision 2 of session 9
-(on another machine of this project, AVX-512) 0.50 / 1.6 / 5.9 ms and 3.1 ms: the model
-overestimates a CPU update by up to 3x, an upper bound (kept: the book's budgets are upper
-bounds). The T4's constants are its data sheet's
+(2 048, 2 048) and 13 ms for ReGLU at (1 024, 1 024); ``benchmarks/train.py`` measures step
+revision 2 (commit fa7d03d, one thread of a 2-core AMD EPYC with AVX-512) at 0.50 / 1.6 / 5.9 ms
+and 3.1 ms: the model overestimates a CPU update by up to 3x, an upper bound (kept: the book's
+budgets are upper bounds). The T4's constants are its data sheet's
 (320 GB/s, 8.1 TFLOP/s float32) at an assumed efficiency (70 % and 50 %) and a 10 µs launch: an
 estimate, not a measurement, to be replaced by ``benchmarks/gpu_session.sh``'s numbers when a GPU
 run exists.

@@ -93,8 +93,8 @@ READINGS = (
 #: zero-readout reading's 19.0, closer on all three seeds); at width 2 048 it is 0.3 points from the
 #: closest ("small init", 21.7) and 8.3 points closer than zero readout (30.3), again on all three
 #: seeds; and unlike "small init" it does not stall ReLU at width 512 (test MSE 0.013 against
-#: 0.70). Until session 4 the default was "zero readout", which stays available as ``READINGS[0]``
-#: (the ablations of page 03 start from it). No reading puts the ReGLU gate within 10 points of
+#: 0.70). The "zero readout" reading (``monosem.models``' default initialization) stays available
+#: as ``READINGS[0]`` (the ablations of page 03 start from it). No reading puts the ReGLU gate within 10 points of
 #: the paper on all three columns. At the paper's own sizes (the recorded
 #: ``figure1_readings_paper_w2048``) it is 22.2 points from the paper's table on average: the
 #: SwiGLU gate within 10 points on every column, 91 % of the ReLU and ReGLU neurons active against
