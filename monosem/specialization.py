@@ -86,11 +86,13 @@ def active_set(imp: torch.Tensor, fraction: float = 0.999) -> torch.Tensor:
         raise ValueError("importances must be finite and non-negative")
     total = float(imp.sum())
     if total == 0:
-        return torch.zeros(0, dtype=torch.long)
+        return torch.zeros(0, dtype=torch.long, device=imp.device)
     order = torch.argsort(imp, descending=True, stable=True)
     cum = torch.cumsum(imp[order], 0)
     # a relative slack of 1e-12 keeps round-off from demanding one neuron more than needed
-    k = int(torch.searchsorted(cum, torch.tensor([fraction * total * (1 - 1e-12)], dtype=torch.float64))) + 1
+    # the value searched for lives where ``cum`` does (CUDA refuses a search across devices)
+    value = torch.tensor([fraction * total * (1 - 1e-12)], dtype=torch.float64, device=cum.device)
+    k = int(torch.searchsorted(cum, value)) + 1
     return order[: min(k, imp.numel())]
 
 
