@@ -7,6 +7,7 @@ computes only what is missing.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -103,7 +104,8 @@ def run_jobs(
                 _collect(records, unit, compute_and_store(unit, compute, cache.root), bar)
         elif executor == "process":
             threads = max(1, (os.cpu_count() or 1) // n_jobs)
-            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(threads, os.getpid())) as pool:
+            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=_pool_context(), initializer=_worker_init,
+                                     initargs=(threads, os.getpid())) as pool:
                 futures = {pool.submit(compute_and_store, unit, compute, str(cache.root)): unit for unit in units}
                 for fut in as_completed(futures):
                     _collect(records, futures[fut], fut.result(), bar)
@@ -112,6 +114,16 @@ def run_jobs(
     finally:
         bar.close()
     return {job: records[job] for job in unique}
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """The process pool's start method: ``spawn`` when the jobs compute on CUDA, the platform's
+    default otherwise. CUDA cannot be used in a process forked after the parent initialised it
+    (``max_stack`` queries the device's free memory before any job starts), so workers must start
+    afresh; on a CPU the default (``fork`` on Linux) starts them faster."""
+    from ..device import get_device
+
+    return multiprocessing.get_context("spawn" if get_device().type == "cuda" else None)
 
 
 def _worker_init(threads: int, parent: int) -> None:
