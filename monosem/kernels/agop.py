@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ..device import torch_generator
-from .laplace import DEFAULT_BLOCK_BYTES, block_rows, pairwise_distances
+from .laplace import block_rows, default_block_bytes, pairwise_distances
 
 __all__ = ["laplace_gradients", "agop_from_gradients", "agop", "normalize_metric", "NORMALIZATIONS", "AGOP_MAX_SAMPLES"]
 
@@ -41,21 +41,22 @@ def laplace_gradients(
     bandwidth: float,
     *,
     self_index: torch.Tensor | None = None,
-    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    block_bytes: int | None = None,
     zero_tol: float = 1e-6,
 ) -> torch.Tensor:
     """``(m, d)`` gradients grad_z f at the rows of ``Zq`` of f(z) = sum_i alpha_i exp(-||z - z_i|| / h).
 
     Computed in float64. Terms at zero distance are left out (see the module docstring): those
     with ||z - z_i|| <= ``zero_tol`` * h, and, when ``self_index[j]`` gives the training index of
-    query row j, the pair (j, self_index[j]) whatever its rounded distance.
+    query row j, the pair (j, self_index[j]) whatever its rounded distance. Blocks of
+    ``block_bytes`` (``None``: :func:`~monosem.kernels.laplace.default_block_bytes` of the device).
     """
     Zq = Zq.to(torch.float64)
     Z = Z.to(torch.float64)
     a = alpha.to(torch.float64)
     sq = (Z * Z).sum(1)
     out = torch.empty_like(Zq)
-    step = block_rows(Z.shape[0], torch.float64, block_bytes)
+    step = block_rows(Z.shape[0], torch.float64, default_block_bytes(Zq.device) if block_bytes is None else block_bytes)
     h = float(bandwidth)
     for start in range(0, Zq.shape[0], step):
         Zb = Zq[start : start + step]

@@ -14,6 +14,7 @@ in float32.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 import torch
@@ -28,6 +29,8 @@ __all__ = [
     "kernel_matvec",
     "KernelOperator",
     "DEFAULT_BLOCK_BYTES",
+    "CUDA_BLOCK_BYTES",
+    "default_block_bytes",
     "memory_budget",
 ]
 
@@ -38,6 +41,26 @@ __all__ = [
 #: blocks against 1.9 s in 128 MiB blocks (a third of that in page faults), and the AGOP's float64
 #: gradients 4x less time. Results agree with any other block size to rounding.
 DEFAULT_BLOCK_BYTES = 2**22
+#: Memory one kernel block may take on a CUDA device (at most 1/32 of the device's memory). A GPU
+#: has no cache to fit, and every block costs a few kernel launches (distance, square root,
+#: exponential, product): 4 MiB blocks would be ~50 rows at n = 20 000, so tens of thousands of
+#: launches per EigenPro epoch at n = 50 000; 256 MiB blocks are thousands of rows.
+CUDA_BLOCK_BYTES = 2**28
+
+
+def default_block_bytes(device: torch.device | str) -> int:
+    """The kernel block size for ``device``: :data:`DEFAULT_BLOCK_BYTES` on the CPU (cache-sized),
+    :data:`CUDA_BLOCK_BYTES` on CUDA, or 1/32 of the device's memory if that is less."""
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return DEFAULT_BLOCK_BYTES
+    return _cuda_block_bytes(dev.index if dev.index is not None else torch.cuda.current_device())
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_block_bytes(index: int) -> int:
+    total = torch.cuda.get_device_properties(index).total_memory
+    return int(max(DEFAULT_BLOCK_BYTES, min(CUDA_BLOCK_BYTES, total // 32)))
 
 
 def metric_sqrt(M: torch.Tensor) -> torch.Tensor:
@@ -80,10 +103,12 @@ def block_rows(n_cols: int, dtype: torch.dtype, block_bytes: int = DEFAULT_BLOCK
 
 
 def kernel_blocks(
-    Z1: torch.Tensor, Z2: torch.Tensor, bandwidth: float, block_bytes: int = DEFAULT_BLOCK_BYTES
+    Z1: torch.Tensor, Z2: torch.Tensor, bandwidth: float, block_bytes: int | None = None
 ) -> Iterator[tuple[slice, torch.Tensor]]:
-    """Yield ``(rows, K[rows, :])`` for consecutive row blocks of the kernel matrix k(Z1, Z2)."""
+    """Yield ``(rows, K[rows, :])`` for consecutive row blocks of the kernel matrix k(Z1, Z2)
+    (blocks of ``block_bytes``; ``None``: :func:`default_block_bytes` of the inputs' device)."""
     sq2 = (Z2 * Z2).sum(1)
+    block_bytes = default_block_bytes(Z1.device) if block_bytes is None else block_bytes
     step = block_rows(Z2.shape[0], Z1.dtype, block_bytes)
     for start in range(0, Z1.shape[0], step):
         rows = slice(start, min(start + step, Z1.shape[0]))
@@ -91,7 +116,7 @@ def kernel_blocks(
 
 
 def kernel_matvec(
-    Z1: torch.Tensor, Z2: torch.Tensor, bandwidth: float, V: torch.Tensor, block_bytes: int = DEFAULT_BLOCK_BYTES
+    Z1: torch.Tensor, Z2: torch.Tensor, bandwidth: float, V: torch.Tensor, block_bytes: int | None = None
 ) -> torch.Tensor:
     """k(Z1, Z2) @ V without ever holding more than one block of the kernel matrix."""
     out = torch.empty((Z1.shape[0],) + tuple(V.shape[1:]), device=Z1.device, dtype=V.dtype)
@@ -108,10 +133,10 @@ class KernelOperator:
     :func:`kernel_blocks`, so memory stays at one block even at n = 200 000.
     """
 
-    def __init__(self, Z: torch.Tensor, bandwidth: float, *, cache_bytes: int, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
+    def __init__(self, Z: torch.Tensor, bandwidth: float, *, cache_bytes: int, block_bytes: int | None = None) -> None:
         self.Z = Z
         self.bandwidth = float(bandwidth)
-        self.block_bytes = int(block_bytes)
+        self.block_bytes = int(default_block_bytes(Z.device) if block_bytes is None else block_bytes)
         self.sq = (Z * Z).sum(1)
         n = Z.shape[0]
         itemsize = torch.finfo(Z.dtype).bits // 8

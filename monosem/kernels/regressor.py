@@ -19,7 +19,7 @@ from .agop import AGOP_MAX_SAMPLES, agop_from_gradients, laplace_gradients, subs
 from .bandwidth import resolve_bandwidth
 from .eigenpro import EigenProConfig, solve_eigenpro
 from .inputs import as_groups, as_matrix, as_vector, check_metric, check_positive, to_numpy
-from .laplace import DEFAULT_BLOCK_BYTES, KernelOperator, kernel_blocks, kernel_matvec, memory_budget, metric_sqrt, transform
+from .laplace import KernelOperator, default_block_bytes, kernel_blocks, kernel_matvec, memory_budget, metric_sqrt, transform
 from .solvers import EXACT_PRECISIONS, TARGET_TRAIN_MSE, solve_cg, solve_exact
 
 __all__ = ["LaplaceKernelRegressor", "SOLVERS", "EXACT_MAX_N"]
@@ -66,8 +66,8 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         :func:`~monosem.device.resolve_dtype`); the exact solver always solves the float64 system
         (see ``exact_precision``).
     block_bytes:
-        Memory of one kernel block (bounded-memory evaluation; ``None``: 4 MiB, see
-        :data:`~monosem.kernels.laplace.DEFAULT_BLOCK_BYTES`).
+        Memory of one kernel block (bounded-memory evaluation; ``None``: per device, 4 MiB on the
+        CPU and 256 MiB on CUDA, see :func:`~monosem.kernels.laplace.default_block_bytes`).
     cache_bytes:
         The iterative solvers keep the whole training kernel when it fits in this many bytes
         (``None``: :func:`~monosem.kernels.laplace.memory_budget`), else stream it.
@@ -152,7 +152,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         if n < 2 and isinstance(self.bandwidth, str):
             raise ValueError("a bandwidth rule needs at least 2 samples (got 1 sample)")
         h = resolve_bandwidth(self.bandwidth, Z, g, seed=self.random_state)
-        block = DEFAULT_BLOCK_BYTES if self.block_bytes is None else int(self.block_bytes)
+        block = default_block_bytes(dev) if self.block_bytes is None else int(self.block_bytes)
         if solver == "exact":
 
             def build_K() -> torch.Tensor:
