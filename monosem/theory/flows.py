@@ -40,7 +40,8 @@ Its two expectations are computed differently, on purpose:
   sampling error instead.
 
 The state is integrated in the rescaled variables (a/eps, w/eps), which are O(1) at the start,
-entirely in torch (float64, on ``monosem.device.get_device()``) by classical RK4 whose step
+entirely in torch (float64, on ``monosem.device.get_device()``, or on the CPU when the flow is
+too small for a GPU to pay) by classical RK4 whose step
 follows a curvature estimate of the vector field (teacher landscape + Gram matrix of the
 hidden units + a_j^2): steps of ``h_max`` on the plateaus, shorter ones once the network fits
 and the curvature of the loss grows. ``solve_ivp`` is not used here: see :func:`_rk4`.
@@ -321,6 +322,20 @@ class TwoLayerFlow:
         return nearest_direction(self.omega[-1], self.K)
 
 
+#: below this many (sample point x neuron) numbers per array, a flow runs on the CPU even when a
+#: GPU is asked for: every RK4 stage reads a few scalars back to the host (the curvature
+#: estimate, the step size), and at these sizes those synchronizations and the kernel launches
+#: cost more than the arithmetic (the cpu and smoke profiles: at most 5 x 4 096 points x 8 neurons)
+_FLOW_GPU_MIN_NUMBERS = 1 << 22
+
+
+def _flow_device(device: torch.device, points: int, m: int) -> torch.device:
+    """Where a population flow computes: ``device``, except a CUDA device for tiny flows (the CPU)."""
+    if device.type == "cuda" and points * m < _FLOW_GPU_MIN_NUMBERS:
+        return torch.device("cpu")
+    return device
+
+
 class _TwoLayerField:
     """The vector field of the rescaled variables (alpha, W) = (a, w) / eps, evaluated by torch.
 
@@ -333,7 +348,7 @@ class _TwoLayerField:
         self.K, self.R, self.eps, self.m, self.coeffs = K, R, eps, m, coeffs
         self.d = 2 * K
         self.interaction = interaction
-        self.device = get_device(device)
+        self.device = _flow_device(get_device(device), K * n_mc, m)
         model = symmetric_mixture(K, R)
         x, _, c = model.sample(n_mc, seed, dtype=torch.float64)
         means = model.means.to(torch.float64)
@@ -471,7 +486,8 @@ def two_layer_population_flow(
     Lemma 9's setting. The target cross term is exact (Lemma 3); the interaction term uses a fixed
     sample of ``n_mc`` Gaussian vectors per cluster (seed ``seed``) shared by the K clusters -- see
     the module docstring. Integrated by RK4 in float64 on ``device`` (default
-    ``monosem.device.get_device()``) with step min(h_max, 1/L), L the curvature estimate, or the
+    ``monosem.device.get_device()``; a CUDA device only when the (points x neurons) arrays hold at
+    least ``_FLOW_GPU_MIN_NUMBERS`` numbers, smaller flows run on the CPU) with step min(h_max, 1/L), L the curvature estimate, or the
     fixed ``step``. ``interaction=False`` integrates the teacher-only system instead (same
     coordinates, same integrator). Returns a :class:`TwoLayerFlow` at ``t_eval`` (default 201
     equally spaced times in [0, t_max]).

@@ -412,8 +412,12 @@ class _BatchOrder:
                 raise ValueError(f"batch={batch} exceeds the training-set size {n}")
         self.seeds, self.sizes, self.batch, self.device = list(seeds), list(sizes), batch, device
         self.groups: dict[int, torch.Tensor] = {}
+        # the same members as host integers: an epoch's permutations read them without a copy
+        # back from the device
+        self.members: dict[int, list[int]] = {}
         for n in dict.fromkeys(sizes):
-            self.groups[n] = torch.tensor([i for i, k in enumerate(sizes) if k == n], device=device)
+            self.members[n] = [i for i, k in enumerate(sizes) if k == n]
+            self.groups[n] = torch.tensor(self.members[n], device=device)
         self._cache: dict[tuple[int, int], torch.Tensor] = {}
 
     def _perms(self, n: int, epoch: int) -> torch.Tensor:
@@ -421,7 +425,7 @@ class _BatchOrder:
         key = (n, epoch)
         if key not in self._cache:
             self._cache = {k: v for k, v in self._cache.items() if k[1] >= epoch - 1}
-            rows = [torch.randperm(n, generator=torch_generator(1_000_003 * self.seeds[i] + epoch)) for i in self.groups[n].tolist()]
+            rows = [torch.randperm(n, generator=torch_generator(1_000_003 * self.seeds[i] + epoch)) for i in self.members[n]]
             self._cache[key] = torch.stack(rows).to(self.device)
         return self._cache[key]
 
