@@ -5,8 +5,10 @@ Every ``notebooks/NN_name.md`` opens with the same three pieces, written here an
 - the *Open in Colab* badge, pointing at the notebook in the repository of ``[project.urls]``;
 - a note, only in the notebook file (tagged ``remove-cell``: the rendered book drops it), saying
   that the outputs stored with the file are the regression tests' ``smoke`` outputs;
-- the install cell: a no-op when ``monosem`` is importable, else ``%pip install`` of the tagged
-  release ``v<version>`` (torch is a loose dependency, so Colab's CUDA torch stays).
+- the install cell: a no-op when ``monosem`` is importable, else a pip install of the package
+  from the same ref as the badge (:data:`REF`), so that notebook and package come from one
+  commit line; it raises when the install fails (``%pip`` would not). torch is a loose
+  dependency, so Colab's CUDA torch stays.
 
     python scripts/notebook_header.py            # rewrite the headers (after a version bump)
     python scripts/notebook_header.py --check    # exit 1 naming every notebook that disagrees
@@ -31,15 +33,20 @@ def metadata() -> tuple[str, str]:
     return project["urls"]["Repository"], project["version"]
 
 
+#: the git ref both the badge and the install cell name: the notebook a reader opens and the
+#: package it installs come from the same branch
+REF = "main"
+
+
 def install_spec(repo: str, version: str) -> str:
-    """The pip requirement of the release that matches ``version``."""
-    return f"monosem @ git+{repo}@v{version}"
+    """The pip requirement of the package at :data:`REF` (``version`` is what it must report)."""
+    return f"monosem @ git+{repo}@{REF}"
 
 
 def badge(stem: str, repo: str) -> str:
     slug = repo.removeprefix("https://github.com/")
     return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-            f"(https://colab.research.google.com/github/{slug}/blob/main/notebooks/{stem}.ipynb)")
+            f"(https://colab.research.google.com/github/{slug}/blob/{REF}/notebooks/{stem}.ipynb)")
 
 
 BANNER = """+++ {"tags": ["remove-cell"]}
@@ -58,14 +65,18 @@ def install_cell(repo: str, version: str) -> str:
     return f'''```{{code-cell}} ipython3
 :tags: [nbval-ignore-output]
 
-# Without monosem (e.g. on Google Colab), install the release this page belongs to; torch is
-# left as it is (Colab's CUDA build stays). With monosem importable, this cell does nothing.
+# Without monosem (e.g. on Google Colab), install it from the branch this page belongs to; torch
+# is left as it is (Colab's CUDA build stays). With monosem importable, this cell does nothing.
 try:
     import monosem
-    print(f"monosem {{monosem.__version__}} is installed; nothing to do")
 except ImportError:
-    %pip install -q "{spec}"
-    print("installed {spec}")
+    import subprocess
+    import sys
+
+    # check=True: a failed install stops here, not one cell later
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{spec}"], check=True)
+    import monosem
+print(f"monosem {{monosem.__version__}} from {{monosem.__file__}}")
 ```'''
 
 

@@ -59,30 +59,47 @@ def test_every_notebook_header_is_generated_from_pyproject():
         assert '+++ {"tags": ["remove-cell"]}\n\n> **About the outputs stored in this file.**' in md.read_text()
 
 
-def _run_install_cell(monkeypatch, importable: bool) -> list[tuple[str, str]]:
-    """Execute the install cell as IPython would, with ``%pip`` recorded instead of run."""
-    from IPython.core.inputtransformer2 import TransformerManager
+def _run_install_cell(monkeypatch, importable: bool, install_fails: bool = False) -> list[list[str]]:
+    """Execute the install cell as IPython would, with the pip subprocess recorded instead of run
+    (a successful install makes ``monosem`` importable again; a failing one exits non-zero)."""
+    import subprocess
 
     header = _header_script()
     source = header.install_cell(REPO, META["version"]).split("\n", 3)[3].rsplit("```", 1)[0]
     calls = []
+    real = sys.modules["monosem"]
 
-    class Shell:
-        def run_line_magic(self, name, line, _stack_depth=1):
-            calls.append((name, line))
+    def run(cmd, check=False, **kwargs):
+        calls.append(cmd)
+        if install_fails:
+            if check:
+                raise subprocess.CalledProcessError(1, cmd)
+            return subprocess.CompletedProcess(cmd, 1)
+        monkeypatch.setitem(sys.modules, "monosem", real)
+        return subprocess.CompletedProcess(cmd, 0)
 
+    monkeypatch.setattr(subprocess, "run", run)
     if not importable:
         monkeypatch.setitem(sys.modules, "monosem", None)  # import monosem raises ImportError
-    exec(TransformerManager().transform_cell(source), {"get_ipython": Shell})
+    exec(source, {})
     return calls
 
 
 def test_install_cell_is_a_noop_when_monosem_is_importable(monkeypatch, capsys):
     assert _run_install_cell(monkeypatch, importable=True) == []
-    assert "nothing to do" in capsys.readouterr().out
+    assert f"monosem {monosem.__version__}" in capsys.readouterr().out
 
 
-def test_install_cell_installs_the_matching_release_otherwise(monkeypatch, capsys):
+def test_install_cell_installs_from_the_badges_ref_otherwise(monkeypatch, capsys):
+    header = _header_script()
     calls = _run_install_cell(monkeypatch, importable=False)
-    assert calls == [("pip", f'install -q "monosem @ git+{REPO}@v{META["version"]}"')]
-    assert f"@v{META['version']}" in capsys.readouterr().out
+    assert len(calls) == 1 and calls[0][-1] == f"monosem @ git+{REPO}@{header.REF}"
+    assert f"/blob/{header.REF}/notebooks/" in header.badge("01_x", REPO)
+    assert f"monosem {monosem.__version__}" in capsys.readouterr().out
+
+
+def test_a_failing_install_raises_in_the_install_cell(monkeypatch):
+    import subprocess
+
+    with pytest.raises(subprocess.CalledProcessError):
+        _run_install_cell(monkeypatch, importable=False, install_fails=True)

@@ -1,0 +1,118 @@
+"""Section 3.3: why the MLP-gated local RFM's metric updates can make it worse.
+
+At K = 2 the recorded gated local RFM is best at iteration 0 (its local Laplace kernels in the
+gate features z_c = G_c^{1/2} x) and worse after every AGOP update, while the per-cluster RFM
+oracle, started from the identity, improves with every update. Two things differ between them:
+the routing (learned gates against the true clusters) and the starting metric (the MLP's G_c
+against the identity). This module separates them on one recorded source network.
+
+It refits the gated local RFM of a (K, n, run) twice on the same gates: with the paper's learned
+features (start from G_c) and with isotropic features (start from I, as the oracle does). For
+every gate and iteration it records the x-space metric M (G_c^{1/2} M_z G_c^{1/2} for the learned
+features) and two numbers:
+
+* the share of M's trace on the gate's true predictive direction, v^T M v / tr M, where v is the
+  direction of the true cluster most of the gate's training points come from (within a cluster
+  the target is g(<x, v>), so the ideal metric puts all its weight there);
+* its effective rank (tr M)^2 / tr(M^2).
+
+A metric update of a Laplace kernel predictor in metric M gives gradients in the range of M
+(the kernel's gradient is M (x - x') / ||x - x'||_M times a scalar), so the AGOP is M B M for some
+B: starting from a sharp G_c, one update sharpens it further. Whether that is what hurts is what
+the numbers say.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..gating import MLPGatedRegressor
+from .cache import Job, ResultCache
+from .methods import _kernel_kwargs, _train_mlps, dataset, load_mlp
+from .recorded import load_recorded, save_recorded
+
+__all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables"]
+
+#: the two starting metrics compared: the paper's learned features (G_c) and the identity
+FEATURE_STARTS = {"G_c (paper)": "learned", "identity": "isotropic"}
+
+
+def _share_and_rank(M: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+    tr = float(np.trace(M))
+    return float(v @ M @ v) / tr, tr**2 / float(np.sum(M * M))
+
+
+def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """For the ``gated-rfm`` cell ``gated_job`` (its ReLU source network is trained into ``cache``
+    when missing there):
+    the test MSE at RFM iterations 0-3 under each starting metric of :data:`FEATURE_STARTS`, and
+    per gate and iteration the metric's share on the true direction and its effective rank."""
+    p = gated_job.param_dict
+    src = Job.make("mlp-relu", gated_job.K, gated_job.n, gated_job.run, gated_job.profile, **dict(p["source"]))
+    try:
+        mlp = load_mlp(src, cache)
+    except FileNotFoundError:  # a recorded cell ships without its network: train it again
+        _train_mlps([src], cache)
+        mlp = load_mlp(src, cache)
+    model, (X, y, c), (Xte, yte, cte) = dataset(gated_job)
+    V = model.directions.double().cpu().numpy()
+    mse_rows: list[dict[str, Any]] = []
+    metric_rows: list[dict[str, Any]] = []
+    for start, features in FEATURE_STARTS.items():
+        est = MLPGatedRegressor(mlp, local="rfm", n_gates=gated_job.K, n_init=p["n_init"], max_iter=p["max_iter"],
+                                local_params=_kernel_kwargs(p, gated_job.run) | {"agop_samples": p["agop_samples"]},
+                                random_state=gated_job.run, features=features).fit(X, y)
+        gates = est.assign(Xte)
+        yt = yte.double().cpu().numpy()
+        mse_rows.append({"start": start} | {f"iteration {t}": float(np.mean((est.predict(Xte, iteration=t, gates=gates) - yt) ** 2))
+                                            for t in range(4)})
+        for g, sub in enumerate(est.estimators_):
+            if sub is None:
+                continue
+            members = c.cpu().numpy()[est.train_gates_ == g]
+            v = V[np.bincount(members).argmax()]
+            S = est.gate_sqrt_[g].double().cpu().numpy()
+            for t, h in enumerate(sub.history_):
+                M = S @ np.asarray(torch.as_tensor(h["metric"]).double().cpu()) @ S
+                share, rank = _share_and_rank(M, v)
+                metric_rows.append({"start": start, "gate": g, "iteration": t, "share on v_c": share, "effective rank": rank})
+    return pd.DataFrame(mse_rows).set_index("start"), pd.DataFrame(metric_rows)
+
+
+#: the recorded diagnosis (``monosem/recorded/<RECORD>.json``): one entry per (K, n, run)
+RECORD = "gated_metric_long"
+
+
+def record_diagnosis(gated_job: Job, cache: ResultCache) -> dict[str, Any]:
+    """Compute :func:`metric_updates_by_start` for ``gated_job`` and add it to the recorded
+    diagnosis (replacing an earlier entry of the same K, n and run)."""
+    t0 = time.perf_counter()
+    mse, metrics = metric_updates_by_start(gated_job, cache)
+    seconds = time.perf_counter() - t0
+    entry = {"K": gated_job.K, "n": gated_job.n, "run": gated_job.run, "seconds": seconds,
+             "test_mse": {start: [float(v) for v in row] for start, row in mse.iterrows()},
+             "metrics": metrics.to_dict("records")}
+    old = load_recorded(RECORD)
+    entries = [e for e in (old or {}).get("results", {}).get("entries", [])
+               if (e["K"], e["n"], e["run"]) != (gated_job.K, gated_job.n, gated_job.run)]
+    entries = sorted(entries + [entry], key=lambda e: (e["K"], e["n"], e["run"]))
+    save_recorded(RECORD, gated_job.profile, {"entries": entries}, sum(e["seconds"] for e in entries))
+    return entry
+
+
+def diagnosis_tables(payload: dict[str, Any] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The recorded diagnosis as two tables: test MSE by RFM iteration per (K, n, run, start), and
+    per (K, n, run, start, iteration) the metric's mean share on v_c and effective rank over gates."""
+    entries = (payload or {}).get("results", {}).get("entries", [])
+    mse = pd.DataFrame([{"K": e["K"], "n": e["n"], "run": e["run"], "start": start}
+                        | {f"iteration {t}": v for t, v in enumerate(vals)}
+                        for e in entries for start, vals in e["test_mse"].items()])
+    rows = [{"K": e["K"], "n": e["n"], "run": e["run"]} | m for e in entries for m in e["metrics"]]
+    metric = (pd.DataFrame(rows).groupby(["K", "n", "run", "start", "iteration"])[["share on v_c", "effective rank"]].mean()
+              if rows else pd.DataFrame())
+    return (mse.set_index(["K", "n", "run", "start"]) if len(mse) else mse), metric
