@@ -184,13 +184,15 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"recorded: {path}")
         return 0
     if args.command == "estimate":
-        from .experiments.estimate import DEVICES, format_estimate
+        from .experiments.estimate import DEVICES, format_basis, format_estimate
 
         if args.device not in DEVICES:
             raise ValueError(f"--device {args.device!r} is not modelled; use one of {sorted(DEVICES)}")
         print(f"profile {args.profile!r} on {DEVICES[args.device].name}: the heavy work of each page, "
               "networks charged to their update cap (an upper bound; see monosem.experiments.estimate)")
         print(format_estimate(args.profile, args.device))
+        print()
+        print(format_basis(args.profile, args.device))
         return 0
 
     from .experiments.cache import ResultCache

@@ -64,8 +64,12 @@ def test_gpu_profile_sits_between_long_and_paper():
 def test_reproduce_page_shows_the_models_estimate(capsys):
     """The per-page table on the reproduce page is the model's output, not a copy that can drift."""
     assert main(["estimate", "--profile", "gpu", "--device", "t4"]) == 0
-    table = capsys.readouterr().out.split("\n", 1)[1].strip()
+    out = capsys.readouterr().out
+    table, basis = (part.strip() for part in out.split("\n", 1)[1].split("\n\n", 1))
     assert table == budget.format_estimate("gpu", "t4")
+    # and what the minutes rest on: the measured kernel times and the assumed device constants
+    assert basis == budget.format_basis("gpu", "t4")
+    assert "assumptions, not measurements" in basis and "recorded long run" in basis and "update cap" in basis
     assert table in (ROOT / "book" / "reproduce.md").read_text()
     with pytest.raises(SystemExit):
         main(["estimate", "--device", "tpu"])

@@ -68,6 +68,7 @@ __all__ = [
     "page_seconds",
     "PAGES",
     "format_estimate",
+    "format_basis",
 ]
 
 
@@ -293,3 +294,35 @@ def format_estimate(profile: str | Profile, device: str | DeviceModel = "t4") ->
         detail = ", ".join(f"{k} {v / 60:.0f}" for k, v in parts.items())
         rows.append(f"| {page} | {sum(parts.values()) / 60:.0f} | {detail} |")
     return "\n".join(rows)
+
+
+def format_basis(profile: str | Profile, device: str | DeviceModel = "t4") -> str:
+    """What :func:`format_estimate`'s minutes rest on: which measurements and which assumptions,
+    with the constants the model used (printed under the table by ``python -m monosem estimate``)."""
+    P = get_profile(profile)
+    dev = DEVICES[device] if isinstance(device, str) else device
+    ns = sorted(CPU_RFM_SECONDS)
+    recorded = " / ".join(f"{CPU_RFM_SECONDS[n]:.0f}" for n in ns)
+    sizes = " / ".join(f"{n:,}".replace(",", " ") for n in ns)
+    cap = f"{P.sample_efficiency.max_steps:,}".replace(",", " ")
+    lines = [
+        f"What these minutes rest on (profile {P.name!r}, {dev.name}):",
+        f"- the device: {dev.bandwidth / 1e9:.0f} GB/s effective bandwidth, {dev.flops / 1e12:.2f} TFLOP/s effective float32, "
+        f"{dev.launch * 1e6:.0f} us per kernel launch"
+        + (" -- the T4 data sheet's 320 GB/s and 8.1 TFLOP/s at an assumed 70 % and 50 % efficiency and an assumed "
+           "launch latency: assumptions, not measurements (no GPU run has measured them)" if dev is T4 else
+           " -- calibrated on this project's CPU (the update model overestimates its measured updates by up to 3x)"),
+        f"- networks: one update streams the (batch, H) float32 activations {min(ACTIVATION_PASSES.values())}-"
+        f"{max(ACTIVATION_PASSES.values())} times (by activation) and pays {LAUNCHES_PER_STEP} launches per step of a "
+        "stack (mixtures of experts: "
+        f"{MOE_UPDATE_FACTOR:g}x a dense update and {MOE_LAUNCHES_PER_STEP} launches); counted from the code, not timed. "
+        f"Every network is charged to its update cap ({cap} A.2 updates; Figure 1's fixed lengths), an upper bound: "
+        "A.2 runs stop earlier at the target or a plateau",
+        f"- kernel fits (RFM, Laplace, oracles, gated local predictors): measured one-thread CPU times of a global RFM fit, "
+        f"{recorded} s at n = {sizes} (the recorded long run), a power law in n between them, a Laplace fit "
+        f"{LAPLACE_SHARE:g} of an RFM fit (the recorded oracles' ratio), then divided by the device's bandwidth ratio to "
+        f"that thread ({dev.bandwidth / CPU_THREAD.bandwidth:.0f}x): assumes kernel evaluation is bandwidth-bound on both",
+        "- not counted: data generation, evaluations, plots, the Bayes cells, Python overhead, and a fresh Colab "
+        "session's install",
+    ]
+    return "\n".join(lines)
