@@ -1,6 +1,6 @@
 """The monosem command line: ``python -m monosem`` (or the ``monosem`` console script).
 
-    monosem profiles                           the three profiles and their sizes
+    monosem profiles                           the profiles and their main sizes, one row each
     monosem run FIGURE --profile P [--jobs N]  compute every missing cell of FIGURE (resumable)
     monosem status FIGURE --profile P          what is cached and what is missing
     monosem plot FIGURE --profile P [--out F]  draw FIGURE from the cache
@@ -9,7 +9,9 @@
                                                the numbers behind FIGURE, one row per cell
 
 FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long). Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
-``results/cache``).
+``results/cache``). The commands that only read the cache (status, plot, export, record) stop with
+an error naming it when it does not exist; ``run`` and ``record --restore`` create it, and say so.
+An export with nothing to export says what to run first and exits with status 1.
 """
 
 from __future__ import annotations
@@ -20,7 +22,28 @@ from pathlib import Path
 
 from .profiles import PROFILE_NAMES, get_profile
 
-__all__ = ["main"]
+__all__ = ["main", "profiles_table"]
+
+
+class CLIError(Exception):
+    """A mistake the command line reports in one line (``monosem: error: ...``, exit status 1)."""
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` with every option's default, except those that mean "not given" (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.default is False:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose ``--help`` shows the defaults (:class:`_Formatter`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,13 +52,13 @@ def _parser() -> argparse.ArgumentParser:
 
     from . import __version__
 
-    ap = argparse.ArgumentParser(prog="monosem", description="Run and inspect the experiments of the monosem book.")
+    ap = _Parser(prog="monosem", description="Run and inspect the experiments of the monosem book.")
     ap.add_argument("--version", action="version", version=f"monosem {__version__}")
-    sub = ap.add_subparsers(dest="command", required=True)
-    sub.add_parser("profiles", help="print the run profiles")
+    sub = ap.add_subparsers(dest="command", required=True)  # sub-commands are _Parser too
+    sub.add_parser("profiles", help="print the run profiles: one row each, with their main sizes")
     readings = sub.add_parser("readings", help="the Figure 1 table under each reading of the paper's initialization (Section 3.1)")
     readings.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the Figure 1 sizes to start from")
-    readings.add_argument("--width", type=int, default=None, help="override the profile's width")
+    readings.add_argument("--width", type=int, default=None, help="override the profile's width (default: the profile's)")
     readings.add_argument("--record", action="store_true", help="write monosem/recorded/figure1_readings_w<width>.json")
     readings.add_argument("--checkpoints", type=Path, default=None, help="checkpoint folder (resumable; default: none)")
     readings.add_argument("--readings", nargs="+", default=None, metavar="NAME",
@@ -43,26 +66,26 @@ def _parser() -> argparse.ArgumentParser:
     readings.add_argument("--step-revision", type=int, default=None, metavar="R",
                           help="the training step's revision (default: the profile's); a recorded table whose config names none was computed with 1")
     estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
-    estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES)
+    estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES, help="the profile whose pages are estimated")
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
 
     def figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
         p.add_argument("figure", choices=sorted(FIGURES) + list(extra), help="which figure's sweep" + (" or page" if extra else ""))
-        p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
-        p.add_argument("--cache", type=Path, default=None, help="result cache folder")
-        p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts")
-        p.add_argument("--methods", nargs="+", default=None, help="only these methods")
-        p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs")
-        p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes")
+        p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
+        p.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
+        p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts (default: all of the profile's)")
+        p.add_argument("--methods", nargs="+", default=None, help="only these methods (default: all of the figure's)")
+        p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs (default: all of the profile's)")
+        p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes (default: all of the profile's)")
 
     run = sub.add_parser("run", help="compute every missing cell of a figure")
     figure_args(run)
     run.add_argument("--jobs", type=int, default=1, help="parallel workers (process pool or SLURM array)")
     run.add_argument("--executor", choices=EXECUTORS, default=None,
                      help="inprocess (default for --jobs 1), process (default otherwise), slurm, slurm-local")
-    run.add_argument("--slurm-partition", default=None)
-    run.add_argument("--slurm-gpus", type=int, default=None)
-    run.add_argument("--slurm-timeout-min", type=int, default=240)
+    run.add_argument("--slurm-partition", default=None, help="SLURM partition (default: the cluster's)")
+    run.add_argument("--slurm-gpus", type=int, default=None, help="GPUs per SLURM task (default: none requested)")
+    run.add_argument("--slurm-timeout-min", type=int, default=240, help="wall-time limit of each SLURM task, in minutes")
     status = sub.add_parser("status", help="what is cached, missing and recorded, per method")
     figure_args(status)
     status.add_argument("--missing", action="store_true", help="also list every missing cell")
@@ -75,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
     figure_args(export, extra=("fig1", "theorem1", "theorem2"))
-    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--format", choices=("csv", "json"), default="csv", help="output format")
     export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
     export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
     return ap
@@ -86,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return _dispatch(args)
+    except CLIError as err:  # a missing cache, nothing to export: one line, exit status 1
+        print(f"monosem: error: {err}", file=sys.stderr)
+        return 1
     except ValueError as err:  # bad grids, profiles, methods: a clear one-line message
         parser.error(str(err))
         return 2  # pragma: no cover - parser.error exits
@@ -95,6 +121,102 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("monosem: interrupted; every finished cell is cached: run the same command again to resume", file=sys.stderr)
         return 130
+
+
+def _cache_source(args: argparse.Namespace) -> str:
+    """Where the cache folder's path came from, for a message."""
+    import os
+
+    if args.cache is not None:
+        return "--cache"
+    return "$MONOSEM_CACHE" if os.environ.get("MONOSEM_CACHE") else "the default, results/cache"
+
+
+def _selection(args: argparse.Namespace) -> str:
+    """The command-line options that chose the cells, to repeat them in a suggested command."""
+    parts = [f"--profile {args.profile}"]
+    for flag, values in (("--K", args.K), ("--n", args.n), ("--runs", args.runs), ("--methods", args.methods)):
+        if values:
+            parts.append(f"{flag} {' '.join(map(str, values))}")
+    if args.cache is not None:
+        parts.append(f"--cache {args.cache}")
+    return " ".join(parts)
+
+
+def _require_cache(args: argparse.Namespace, cache, first: str | None = None) -> None:
+    """A command that reads the cache stops when its folder does not exist (rather than report
+    an empty cache: the path is more likely mistyped than fresh). ``first``: what computes into
+    it (default: ``monosem run`` of the figure)."""
+    if not cache.root.exists():
+        first = first or f"monosem run {args.figure} {_selection(args)}"
+        raise CLIError(f"cache folder {cache.root} does not exist (from {_cache_source(args)}); "
+                       f"compute into it first ({first}) or name another with --cache")
+    if not cache.root.is_dir():
+        raise CLIError(f"cache folder {cache.root} is not a folder (from {_cache_source(args)})")
+
+
+def _create_cache(args: argparse.Namespace, cache) -> None:
+    """A command that writes the cache creates its folder, saying so in one line."""
+    if not cache.root.exists():
+        cache.root.mkdir(parents=True)
+        print(f"monosem: created the cache folder {cache.root} (from {_cache_source(args)})", file=sys.stderr)
+    elif not cache.root.is_dir():
+        raise CLIError(f"cache folder {cache.root} is not a folder (from {_cache_source(args)})")
+
+
+def _nothing_to_export(args: argparse.Namespace, cache) -> str:
+    """The one line of an export that found no cell: what to run first."""
+    if args.recorded:
+        from .experiments.recorded import load_recorded_cells
+        from .experiments.sweeps import sweep
+
+        have = [p for p in PROFILE_NAMES if p != args.profile and _has_recorded(load_recorded_cells, sweep, args.figure, p)]
+        hint = f"; recorded at profile {', '.join(have)} (--profile {have[0]} --recorded)" if have else ""
+        return (f"nothing to export: no recorded cell of {args.figure} at profile {args.profile!r} matches the selection{hint}; "
+                f"or compute the cells (monosem run {args.figure} {_selection(args)}) and export without --recorded")
+    return (f"nothing to export: no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; "
+            f"run it first: monosem run {args.figure} {_selection(args)}")
+
+
+def _has_recorded(load_recorded_cells, sweep, figure: str, profile: str) -> bool:
+    try:
+        return bool(load_recorded_cells(sweep(figure, profile), profile))
+    except ValueError:  # a figure the profile does not declare (the regime map outside long)
+        return False
+
+
+def profiles_table():
+    """The profiles as a pandas DataFrame, one row per profile: the main sizes of Figure 1
+    (Section 3.1), Figures 2 and 6 (Section 3.2: cluster counts, training sizes, the MLPs' width
+    and update cap, runs) and Figure 4 (Section 3.3)."""
+    import pandas as pd
+
+    def num(v: int) -> str:  # the book's style: 20 000
+        return f"{v:,}".replace(",", " ") if v >= 10_000 else str(v)
+
+    def grid(values) -> str:
+        return ", ".join(num(v) for v in values)
+
+    rows = {}
+    for name in PROFILE_NAMES:
+        P = get_profile(name)
+        fig1, fig2, fig4 = P.specialization, P.sample_efficiency, P.gates
+        rows[name] = {
+            "Fig 1 width": num(fig1.width),
+            "Fig 1 n": num(fig1.n_train),
+            "Fig 1 seeds": len(fig1.seeds),
+            "Fig 2/6 K": grid(fig2.Ks),
+            "Fig 2/6 n": grid(fig2.ns),
+            "MLP width": num(fig2.width),
+            "max steps": num(fig2.max_steps),
+            "runs": fig2.runs,
+            "Fig 4 K": grid(fig4.Ks),
+            "Fig 4 n": grid(fig4.ns),
+            "Fig 4 runs": fig4.runs,
+        }
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "profile"
+    return table
 
 
 def _export_page(args: argparse.Namespace, cache) -> int:
@@ -120,6 +242,8 @@ def _export_page(args: argparse.Namespace, cache) -> int:
     else:
         print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
         rows = ex.figure1_rows(args.profile) if args.figure == "fig1" else ex.theorem2_rows(args.profile)
+    if not rows:
+        raise CLIError(f"nothing to export: {args.figure} at profile {args.profile!r} gave no row")
     return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
 
 
@@ -145,8 +269,11 @@ _BEYOND_PLOTS = {
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
+        print(profiles_table().to_string())
+        print()
         for name in PROFILE_NAMES:
-            print(get_profile(name), end="\n\n")
+            print(f"{name}: {get_profile(name).description}")
+        print("every size: python -c 'from monosem.profiles import get_profile; print(get_profile(\"cpu\"))'")
         return 0
     if args.command == "readings":
         import dataclasses
@@ -200,8 +327,14 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     cache = ResultCache(args.cache)
     if args.command == "export" and args.figure not in FIGURES:
+        if args.figure == "theorem1" and not args.recorded:
+            _require_cache(args, cache, first=f"run page 07 at profile {args.profile!r} with MONOSEM_CACHE={cache.root}")
         return _export_page(args, cache)
     jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+    if args.command == "run" or (args.command == "record" and args.restore):
+        _create_cache(args, cache)  # writing is the point
+    elif not (args.command == "export" and args.recorded):
+        _require_cache(args, cache)  # status, plot, export, record: they read the cache
     if args.command == "status":
         from .experiments.recorded import load_recorded_cells
 
@@ -230,6 +363,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             records = load_recorded_cells(jobs, args.profile)
         else:
             records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+        if not records:
+            raise CLIError(_nothing_to_export(args, cache))
         return _emit(args, write_rows(export_rows(args.figure, args.profile, records), args.format), f"{len(records)} cells")
     if args.command == "record":
         from .experiments.recorded import record_cells, recorded_cells_dir, restore_cells
@@ -243,6 +378,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         from .experiments.figures import run_figure
+        from .profiles import warn_without_cuda
+
+        warn_without_cuda(args.profile)
 
         slurm = {"timeout_min": args.slurm_timeout_min}
         if args.slurm_partition:
