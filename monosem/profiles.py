@@ -30,6 +30,7 @@ a reader can see the whole scale of a run at a glance (``get_profile("cpu")``).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -51,6 +52,7 @@ __all__ = [
     "get_profile",
     "announce",
     "cuda_hint",
+    "warn_without_cuda",
 ]
 
 PROFILE_NAMES = ("smoke", "cpu", "long", "gpu", "paper")
@@ -457,7 +459,30 @@ def cuda_hint(profile: str | Profile) -> str:
     return ""
 
 
-def announce(profile: str | Profile) -> str:
-    """The line a page prints about its profile (plus :func:`cuda_hint` when it applies)."""
+#: the profiles sized for a GPU: without CUDA they run on the CPU, for hours
+GPU_PROFILES = ("gpu", "paper")
+_warned_without_cuda = False
+
+
+def warn_without_cuda(profile: str | Profile) -> str:
+    """Warn (a ``RuntimeWarning``, once per process) when ``profile`` is sized for a GPU
+    (``gpu``, ``paper``) and CUDA is not available; return the warning's text, or the empty
+    string when there is nothing to warn about or the warning was already given."""
+    global _warned_without_cuda
     P = get_profile(profile)
+    if P.name not in GPU_PROFILES or _warned_without_cuda or torch.cuda.is_available():
+        return ""
+    _warned_without_cuda = True
+    message = (f"profile {P.name!r} is sized for a GPU, but CUDA is not available: everything will run on the "
+               "CPU, for hours (on Colab: Runtime > Change runtime type > a GPU, then run again; on a CPU "
+               "machine set profile = \"cpu\" in the parameters cell)")
+    warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return message
+
+
+def announce(profile: str | Profile) -> str:
+    """The line a page prints about its profile (plus :func:`cuda_hint` when it applies);
+    warns once, via :func:`warn_without_cuda`, when a GPU profile meets no CUDA."""
+    P = get_profile(profile)
+    warn_without_cuda(P)
     return "\n".join(line for line in (f"profile {P.name!r}: {P.description}", cuda_hint(P)) if line)
