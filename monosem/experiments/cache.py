@@ -12,6 +12,7 @@ finished cell is never recomputed. Nothing is ever unpickled.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -103,13 +104,34 @@ class Job:
         return f"{self.method} K={self.K} n={self.n} run={self.run}"
 
 
-def _versions() -> dict[str, str]:
+#: the scientific dependencies a record names the version of, besides torch and numpy (read from
+#: the installed distributions' metadata, without importing them)
+_RECORDED_DISTRIBUTIONS = ("scipy", "scikit-learn", "pandas", "sympy", "matplotlib")
+
+
+@functools.lru_cache(maxsize=1)
+def _distribution_versions() -> tuple[tuple[str, str | None], ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in _RECORDED_DISTRIBUTIONS:
+        try:
+            found.append((name, version(name)))
+        except PackageNotFoundError:
+            found.append((name, None))
+    return tuple(found)
+
+
+def _versions() -> dict[str, str | None]:
+    """The versions a record names: the package, torch, numpy, every other scientific
+    dependency, Python. Not part of any cache key."""
     import numpy
     import torch
 
     from .. import __version__
 
-    return {"monosem": __version__, "torch": torch.__version__, "numpy": numpy.__version__, "python": platform.python_version()}
+    return {"monosem": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
+            **dict(_distribution_versions()), "python": platform.python_version()}
 
 
 def _threads() -> int:
