@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The prepared device check for a session that is lent a GPU (about 9 minutes of run time).
+# The prepared device check for a machine with a GPU (about 9 minutes of run time).
 #
-# Run from the repository root on the GPU machine, e.g. through the device tool:
+# Run from the repository root on the GPU machine:
 #     bash benchmarks/gpu_session.sh
 # It needs python3 with torch (CUDA), numpy, scipy, sympy, scikit-learn, matplotlib, tqdm, pytest
 # and nbclient; monosem itself is used from the source tree (PYTHONPATH), not installed. What a
