@@ -157,7 +157,7 @@ class FakeCudaTensor(torch.Tensor):
         special = _SPECIAL.get(func)
         if special is not None:
             return special(*args, **kwargs)
-        if getattr(func, "__name__", "") == "__get__" or func in _METADATA:
+        if (getattr(func, "__name__", "") == "__get__" and _property_name(func) not in _OP_PROPERTIES) or func in _METADATA:
             # a property (device, shape, dtype, ...) or a metadata query: the wrapper answers
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
@@ -556,6 +556,14 @@ def _unavailable(name):
 
 
 _T = torch.Tensor
+#: properties that are operations (autograd records them): not answered by the wrapper
+_OP_PROPERTIES = {"T", "mT", "H", "mH", "real", "imag"}
+
+
+def _property_name(getter) -> str:
+    return getattr(getattr(getter, "__self__", None), "__name__", "")
+
+
 _METADATA = {_T.get_device, _T.dim, _T.size, _T.stride, _T.numel, _T.element_size, _T.is_contiguous,
              _T.is_floating_point, _T.is_complex, _T.storage_offset, _T.__len__, _T.nelement, _T.ndimension}
 _SPECIAL = {
