@@ -3,7 +3,11 @@
 import pytest
 import torch
 
+from monosem.device import get_device
 from monosem.models import ACTIVATIONS, MLP, MLPStack
+
+#: where the models live (a GPU under MONOSEM_DEVICE=cuda): inputs are made there too
+DEV = get_device()
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -12,7 +16,7 @@ def test_forward_shapes_and_gradients(activation):
     model = MLP(7, 5, activation, seed=3)
     with torch.no_grad():
         model.a.normal_()  # the readout starts at zero, which would zero every hidden gradient
-    x = torch.randn(11, 7)
+    x = torch.randn(11, 7).to(DEV)
     out = model(x)
     assert out.shape == (11,)
     out.pow(2).sum().backward()
@@ -26,15 +30,15 @@ def test_forward_shapes_and_gradients(activation):
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_initialization_zero_readout_and_default_hidden_scale(activation):
     model = MLP(40, 64, activation, seed=1)
-    assert torch.equal(model.a, torch.zeros(64)) and float(model.a0.detach()) == 0.0
-    assert model(torch.randn(3, 40)).abs().max() == 0.0
+    assert torch.equal(model.a.cpu(), torch.zeros(64)) and float(model.a0.detach()) == 0.0
+    assert model(torch.randn(3, 40).to(DEV)).abs().max() == 0.0
     bound = 40**-0.5
     assert model.W.abs().max() <= bound and model.W.abs().max() > 0.9 * bound
 
 
 def test_gated_hidden_is_gate_times_value():
     model = MLP(4, 3, "reglu", seed=0)
-    x = torch.randn(6, 4)
+    x = torch.randn(6, 4).to(DEV)
     g = torch.relu(x @ model.W[:3].T + model.b[:3])
     v = x @ model.W[3:].T + model.b[3:]
     torch.testing.assert_close(model.hidden(x), g * v)
@@ -48,7 +52,7 @@ def test_stack_equals_separate_models(activation):
     with torch.no_grad():
         stack.a.normal_()
         stack.a0.normal_()
-    x = torch.randn(8, 6)
+    x = torch.randn(8, 6).to(DEV)
     out = stack(x)
     for i, m in enumerate(stack.unstack()):
         torch.testing.assert_close(out[i], m(x))
@@ -74,7 +78,7 @@ def test_bad_arguments(kwargs, match):
 
 def test_bad_input_shape():
     with pytest.raises(ValueError, match="shape"):
-        MLP(4, 3, "relu")(torch.randn(2, 5))
+        MLP(4, 3, "relu")(torch.randn(2, 5).to(DEV))
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -84,7 +88,7 @@ def test_bmm_and_loop_kernels_agree(activation):
     with torch.no_grad():
         for net in (fast, slow):
             net.a.copy_(torch.linspace(-1, 1, 15).reshape(3, 5))
-    x = torch.randn(3, 8, 6)
+    x = torch.randn(3, 8, 6).to(DEV)
     torch.testing.assert_close(fast(x), slow(x))
     torch.testing.assert_close(fast(x[0]), slow(x[0]))
     gf = torch.autograd.grad(fast(x).square().sum(), fast.W)[0]
@@ -117,7 +121,7 @@ def test_balanced_relu_units_stay_balanced_under_gradient_descent():
     """Section 4.1: gradient flow conserves ||(w_j, b_j)||^2 - a_j^2 for ReLU units; small-step
     full-batch gradient descent keeps it near its balanced start, 0."""
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(256, 6, generator=gen, dtype=torch.float64)
+    x = torch.randn(256, 6, generator=gen, dtype=torch.float64).to(DEV)
     y = torch.tanh(x[:, 0]) * x[:, 1]
     net = MLP(6, 16, "relu", seed=1, hidden_scale=0.3, init="balanced", dtype=torch.float64)
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)

@@ -78,7 +78,7 @@ def test_importance_and_table_for_hand_built_gated_net():
         model.W[3] = e(1).float(); model.W[7] = e(2).float()
         model.a.copy_(torch.tensor([1.0, 1.0, 1e-6, 0.0]))
     imp = importance(model)
-    torch.testing.assert_close(imp, torch.tensor([2 * math.sqrt(2), 3.0, 1e-6, 0.0], dtype=torch.float64))
+    torch.testing.assert_close(imp.cpu(), torch.tensor([2 * math.sqrt(2), 3.0, 1e-6, 0.0], dtype=torch.float64))
     rows = {r.branch: r for r in specialization_table(model, V)}
     gate, value = rows["reglu gate"], rows["reglu value"]
     assert gate.n_active == value.n_active == 2
