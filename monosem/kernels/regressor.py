@@ -140,6 +140,13 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         solver = self.solver
         if solver == "auto":
             solver = "exact" if n < self.exact_max_n else "eigenpro"
+        # Precision, on every device (a T4 runs float64 at 1/32 of its float32 rate, so float64 is
+        # kept only where accuracy needs it): the iterative solvers, their kernel blocks and the
+        # predictions run in the working dtype (float32 by default); float64 stays for the exact
+        # solve (the paper's ridge of 1e-6 leaves K + ridge I with a condition number far beyond
+        # float32's 1e7; its factorization is float32 with float64 refinement, "mixed"), for the
+        # AGOP's gradients (1 / ||z - z_i|| amplifies float32 round-off in the distances) and
+        # for the (n, d) inputs and their centring (n d numbers: negligible work).
         work = torch.float64 if solver == "exact" else resolve_dtype(self.dtype)
         if self.metric is None:
             M, M_sqrt = None, None
