@@ -27,7 +27,7 @@ def _colab_links(text: str) -> list[str]:
 
 
 def test_every_notebook_page_has_a_colab_launch_button_to_an_existing_notebook():
-    executed = sorted((ROOT / "book" / "executed").glob("*.ipynb"))
+    executed = sorted(p for p in (ROOT / "book" / "executed").glob("*.ipynb") if (ROOT / "notebooks" / p.name).exists())
     assert executed, "no executed notebooks: run `make execute` first"
     for nb in executed:
         page = HTML / "book" / "executed" / f"{nb.stem}.html"
@@ -70,3 +70,30 @@ def test_bibliography_and_proof_environments_render():
     # every entry of references.bib is listed (the bibliography page cites them all)
     entries = len(re.findall(r"^@\w+\{", (ROOT / "book" / "references.bib").read_text(encoding="utf-8"), flags=re.M))
     assert bib.count('role="doc-biblioentry"') == entries
+
+
+def _verdict_rows(html: str, box: bool) -> list[tuple[str, ...]]:
+    """The (claim, scale, verdict, numbers) rows of a page's verdict box, or of the status table."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    if box:
+        tables = [a.find("table") for a in soup.select("div.admonition") if "Does it reproduce?" in a.get_text()]
+    else:
+        tables = soup.select("main table")[:1]
+    rows = []
+    for table in filter(None, tables):
+        for tr in table.select("tbody tr"):
+            cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+            rows.append(tuple(cells[-4:]))
+    return rows
+
+
+def test_the_status_page_agrees_with_every_verdict_box():
+    status = HTML / "book" / "executed" / "status.html"
+    assert status.exists(), "the status page was not built"
+    in_status = _verdict_rows(status.read_text(encoding="utf-8"), box=False)
+    in_boxes = [row for page in sorted((HTML / "book" / "executed").glob("[0-9][0-9]_*.html"))
+                for row in _verdict_rows(page.read_text(encoding="utf-8"), box=True)]
+    assert in_boxes, "no page shows a verdict box"
+    assert sorted(in_status) == sorted(in_boxes)

@@ -44,7 +44,7 @@ def test_colab_badge_install_cell_and_parameters(md):
     assert (ROOT / m.group(1)).exists() and m.group(1) == f"notebooks/{md.stem}.ipynb"
     code = [c for c in nb.cells if c.cell_type == "code"]
     # the install cell (scripts/notebook_header.py): a no-op when monosem imports, else pip install
-    assert "import monosem" in code[0].source and "pip install" in code[0].source
+    assert "import monosem" in code[0].source and '"pip", "install"' in code[0].source and "check=True" in code[0].source
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{md.name}: exactly one cell tagged 'parameters'"
     assert re.search(r"^profile = ", params[0].source, flags=re.M)

@@ -11,13 +11,17 @@ from monosem.experiments.sweeps import sweep
 
 
 @pytest.mark.recorded
-@pytest.mark.parametrize("method", ["oracle-laplace", "bayes"])
-def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, method):
-    jobs = sweep("regime", "long", Ks=[50], ns=[10_000], methods=[method])
+@pytest.mark.parametrize(("figure", "K", "n", "run", "method"), [
+    ("regime", 50, 10_000, 0, "oracle-laplace"), ("regime", 50, 10_000, 0, "bayes"),
+    ("fig2", 2, 20_000, 1, "oracle-laplace"),  # a cell of the second of the five runs
+])
+def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, method):
+    jobs = sweep(figure, "long", Ks=[K], ns=[n], methods=[method], runs=[run])
     recorded = load_recorded_cells(jobs, "long")
     assert len(recorded) == 1, "the recorded long run holds this cell"
     ((job, record),) = recorded.items()
-    argv = ["run", "regime", "--profile", "long", "--K", "50", "--n", "10000", "--methods", method, "--cache", str(tmp_path)]
+    argv = ["run", figure, "--profile", "long", "--K", str(K), "--n", str(n), "--runs", str(run), "--methods", method,
+            "--cache", str(tmp_path)]
     assert main(argv) == 0
     fresh = ResultCache(tmp_path).load(job)
     assert fresh["config"] == record["config"]

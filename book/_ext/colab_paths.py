@@ -8,20 +8,32 @@ a file that does not exist on GitHub. This extension rewrites those links to the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 EXECUTED_DIR = "book/executed/"
 SOURCE_DIR = "notebooks/"
 
 
-def _rewrite(buttons: list) -> None:
+def _rewrite(buttons: list, has_source: bool) -> list:
+    kept = []
     for button in buttons:
         if button.get("type") == "group":
-            _rewrite(button.get("buttons", []))
+            button["buttons"] = _rewrite(button.get("buttons", []), has_source)
+            if not button["buttons"]:
+                continue
         elif "url" in button and EXECUTED_DIR in button["url"]:
+            if not has_source:  # a generated page (the status page): nothing to open
+                continue
             button["url"] = button["url"].replace(EXECUTED_DIR, SOURCE_DIR)
+        kept.append(button)
+    return kept
 
 
 def rewrite_launch_buttons(app, pagename, templatename, context, doctree) -> None:
-    _rewrite(context.get("header_buttons", []))
+    name = pagename.rsplit("/", 1)[-1]
+    has_source = (Path(app.confdir) / SOURCE_DIR / f"{name}.ipynb").exists()
+    if "header_buttons" in context:
+        context["header_buttons"] = _rewrite(context["header_buttons"], has_source)
 
 
 def setup(app):

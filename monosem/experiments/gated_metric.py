@@ -14,7 +14,12 @@ features) and two numbers:
 * the share of M's trace on the gate's true predictive direction, v^T M v / tr M, where v is the
   direction of the true cluster most of the gate's training points come from (within a cluster
   the target is g(<x, v>), so the ideal metric puts all its weight there);
+* its share of trace on the routing coordinates (those that tell the clusters apart);
 * its effective rank (tr M)^2 / tr(M^2).
+
+It also counts the misrouted test points (whose gate's training points come mostly from another
+cluster) and splits the test MSE between them and the rest: a misrouted point is predicted by
+another cluster's local model, so its squared error is of the order of the variance of y.
 
 A metric update of a Laplace kernel predictor in metric M gives gradients in the range of M
 (the kernel's gradient is M (x - x') / ||x - x'||_M times a scalar), so the AGOP is M B M for some
@@ -32,6 +37,7 @@ import pandas as pd
 import torch
 
 from ..gating import MLPGatedRegressor
+from ..kernels import trace_share
 from .cache import Job, ResultCache
 from .methods import _kernel_kwargs, _train_mlps, dataset, load_mlp
 from .recorded import load_recorded, save_recorded
@@ -61,6 +67,7 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
         mlp = load_mlp(src, cache)
     model, (X, y, c), (Xte, yte, cte) = dataset(gated_job)
     V = model.directions.double().cpu().numpy()
+    routing = model.info["blocks"]["routing"]
     mse_rows: list[dict[str, Any]] = []
     metric_rows: list[dict[str, Any]] = []
     for start, features in FEATURE_STARTS.items():
@@ -69,8 +76,17 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
                                 random_state=gated_job.run, features=features).fit(X, y)
         gates = est.assign(Xte)
         yt = yte.double().cpu().numpy()
-        mse_rows.append({"start": start} | {f"iteration {t}": float(np.mean((est.predict(Xte, iteration=t, gates=gates) - yt) ** 2))
-                                            for t in range(4)})
+        # a test point is misrouted when its gate's training points come mostly from another cluster
+        majority = np.array([np.bincount(c.cpu().numpy()[est.train_gates_ == g], minlength=gated_job.K).argmax()
+                             if (est.train_gates_ == g).any() else -1 for g in range(gated_job.K)])
+        wrong = majority[gates] != cte.cpu().numpy()
+        row: dict[str, Any] = {"start": start, "misrouted test points": int(wrong.sum()), "test points": int(len(wrong))}
+        for t in range(4):
+            se = (est.predict(Xte, iteration=t, gates=gates) - yt) ** 2
+            row[f"iteration {t}"] = float(se.mean())
+            row[f"iteration {t}, rightly routed"] = float(se[~wrong].mean())
+            row[f"iteration {t}, misrouted share"] = float(se[wrong].sum() / se.sum())
+        mse_rows.append(row)
         for g, sub in enumerate(est.estimators_):
             if sub is None:
                 continue
@@ -80,7 +96,9 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
             for t, h in enumerate(sub.history_):
                 M = S @ np.asarray(torch.as_tensor(h["metric"]).double().cpu()) @ S
                 share, rank = _share_and_rank(M, v)
-                metric_rows.append({"start": start, "gate": g, "iteration": t, "share on v_c": share, "effective rank": rank})
+                on_routing = float(trace_share(M, routing))
+                metric_rows.append({"start": start, "gate": g, "iteration": t, "share on v_c": share,
+                                    "share on the routing block": on_routing, "effective rank": rank})
     return pd.DataFrame(mse_rows).set_index("start"), pd.DataFrame(metric_rows)
 
 
@@ -95,7 +113,7 @@ def record_diagnosis(gated_job: Job, cache: ResultCache) -> dict[str, Any]:
     mse, metrics = metric_updates_by_start(gated_job, cache)
     seconds = time.perf_counter() - t0
     entry = {"K": gated_job.K, "n": gated_job.n, "run": gated_job.run, "seconds": seconds,
-             "test_mse": {start: [float(v) for v in row] for start, row in mse.iterrows()},
+             "test_mse": {start: row.to_dict() for start, row in mse.iterrows()},
              "metrics": metrics.to_dict("records")}
     old = load_recorded(RECORD)
     entries = [e for e in (old or {}).get("results", {}).get("entries", [])
@@ -109,10 +127,10 @@ def diagnosis_tables(payload: dict[str, Any] | None) -> tuple[pd.DataFrame, pd.D
     """The recorded diagnosis as two tables: test MSE by RFM iteration per (K, n, run, start), and
     per (K, n, run, start, iteration) the metric's mean share on v_c and effective rank over gates."""
     entries = (payload or {}).get("results", {}).get("entries", [])
-    mse = pd.DataFrame([{"K": e["K"], "n": e["n"], "run": e["run"], "start": start}
-                        | {f"iteration {t}": v for t, v in enumerate(vals)}
+    mse = pd.DataFrame([{"K": e["K"], "n": e["n"], "run": e["run"], "start": start} | vals
                         for e in entries for start, vals in e["test_mse"].items()])
     rows = [{"K": e["K"], "n": e["n"], "run": e["run"]} | m for e in entries for m in e["metrics"]]
-    metric = (pd.DataFrame(rows).groupby(["K", "n", "run", "start", "iteration"])[["share on v_c", "effective rank"]].mean()
-              if rows else pd.DataFrame())
+    columns = ["share on v_c", "share on the routing block", "effective rank"]
+    metric = (pd.DataFrame(rows).reindex(columns=["K", "n", "run", "start", "iteration", *columns])
+              .groupby(["K", "n", "run", "start", "iteration"])[columns].mean() if rows else pd.DataFrame())
     return (mse.set_index(["K", "n", "run", "start"]) if len(mse) else mse), metric
