@@ -53,3 +53,14 @@ def test_colab_badge_install_cell_and_parameters(md):
 
 def nb_text(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+#: the pages whose `gpu` profile trains networks at the paper's or the long profile's widths
+GPU_PAGES = ("01_feature_learning", "03_specialization", "04_sample_efficiency", "05_learned_gates", "09_beyond",
+             "10_beyond_experts")
+
+
+@pytest.mark.parametrize("name", GPU_PAGES)
+def test_pages_that_need_a_gpu_ask_colab_for_one(name):
+    nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert nb.metadata.get("accelerator") == "GPU" and nb.metadata.get("colab", {}).get("gpuType") == "T4"
