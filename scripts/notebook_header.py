@@ -76,7 +76,7 @@ except ImportError:
     # check=True: a failed install stops here, not one cell later
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{spec}"], check=True)
     import monosem
-print(f"monosem {{monosem.__version__}} from {{monosem.__file__}}")
+print(f"monosem {{monosem.__version__}}")
 ```'''
 
 

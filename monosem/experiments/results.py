@@ -80,8 +80,8 @@ def verdict(ok: bool | None) -> str:
 def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, metric: str = "test_mse",
                 rule: str = "best") -> pd.DataFrame:
     """The numbers behind a figure's curves: one row per (K, n), per method the mean and std of
-    ``metric`` over runs (std empty for one run), and the number of runs; every RFM variant scored
-    by ``rule``."""
+    ``metric`` over runs (std empty for one run, and left out when no cell has more), and the
+    number of runs; every RFM variant scored by ``rule``."""
     cells = aggregate(records, metric, rule)
     methods = list(methods) if methods is not None else sorted({c.method for c in cells})
     by = {(c.method, c.K, c.n): c for c in cells}
@@ -98,4 +98,6 @@ def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, 
     if not frame.empty:
         frame.index.names = ["K", "n"]
         frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+        if frame[("", "runs")].max() <= 1:  # one run everywhere: no spread to show
+            frame = frame.drop(columns=[c for c in frame.columns if c[1] == "std"])
     return frame
