@@ -54,7 +54,7 @@ def test_specialized_mlp_gates_recover_the_true_clusters():
     pred = est.predict(Xt)
     assert pred.shape == (500,) and np.isfinite(pred).all()
     # gated local Laplace beats predicting the mean
-    assert np.mean((pred - yt.numpy()) ** 2) < 0.8 * float(yt.double().var())
+    assert np.mean((pred - yt.cpu().numpy()) ** 2) < 0.8 * float(yt.double().var())
 
 
 def test_active_set_two_means_and_fallback():
@@ -107,13 +107,13 @@ def test_swapped_pipelines_routing_and_features():
     kw = {"bandwidth": "median", "ridge": 1e-6, "random_state": 0}
     oracle = PerClusterOracle(LaplaceKernelRegressor(**kw)).fit(X, y, groups=c)
     both = gating.MLPGatedRegressor(mlp, n_gates=5, routing="true", features="isotropic").fit(X, y, clusters=c)
-    np.testing.assert_allclose(both.predict(Xt, gates=ct.numpy()), oracle.predict(Xt, groups=ct), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(both.predict(Xt, gates=ct.cpu().numpy()), oracle.predict(Xt, groups=ct), rtol=1e-10, atol=1e-12)
     assert torch.equal(both.gate_sqrt_, torch.eye(20, dtype=torch.float64).expand(5, -1, -1))
     true_metric = gating.MLPGatedRegressor(mlp, n_gates=5, routing="true").fit(X, y, clusters=c)
     P = gating.contribution_profiles(gating.contributions(mlp, X, true_metric.active_))
-    q = torch.stack([P[c == k].mean(dim=0) for k in range(5)])
+    q = torch.stack([P[c.to(P.device) == k].mean(dim=0) for k in range(5)])
     torch.testing.assert_close(true_metric.gate_metrics_, gating.gate_metrics(q, mlp.W[true_metric.active_]))
-    assert np.array_equal(true_metric.train_gates_, c.numpy())
+    assert np.array_equal(true_metric.train_gates_, c.cpu().numpy())
     iso = gating.MLPGatedRegressor(mlp, n_gates=5, features="isotropic").fit(X, y)
     paper = gating.MLPGatedRegressor(mlp, n_gates=5).fit(X, y)
     assert np.array_equal(iso.train_gates_, paper.train_gates_)  # same gates, only the features differ

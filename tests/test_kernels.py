@@ -88,12 +88,13 @@ def test_closed_form_gradient_matches_autograd():
     M = _random_psd(5, 5, 3) + 0.1 * torch.eye(5, dtype=F64)
     model = LaplaceKernelRegressor(bandwidth=1.7, metric=M, solver="exact").fit(X, y)
     Xq = torch.randn(40, 5, generator=g, dtype=F64)
-    closed = model.gradients(Xq)
+    closed = model.gradients(Xq).cpu()
     S = metric_sqrt(M)
-    Zt = model._Z.to(F64)
-    alpha = model.dual_coef_.to(F64)
+    # the reference is computed on the CPU from the fitted state, wherever the model lives
+    Zt = model._Z.to("cpu", F64)
+    alpha = model.dual_coef_.to("cpu", F64)
     xq = Xq.clone().requires_grad_(True)
-    zq = xq @ S - model._z_mean
+    zq = xq @ S - model._z_mean.cpu()
     f = (torch.exp(-(zq[:, None, :] - Zt[None]).norm(dim=2) / model.bandwidth_) @ alpha).sum()
     (auto,) = torch.autograd.grad(f, xq)
     assert torch.allclose(closed, auto, rtol=1e-8, atol=1e-10)

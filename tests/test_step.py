@@ -15,8 +15,8 @@ def _random_stack(activation, dtype, alpha=1.0, seeds=(3, 4, 5), width=24, d=12)
     with torch.no_grad():  # a non-zero readout, so that every gradient is non-trivial
         stack.a.copy_(torch.randn(stack.a.shape, generator=gen, dtype=dtype))
         stack.a0.copy_(torch.randn(stack.a0.shape, generator=gen, dtype=dtype))
-    x = torch.randn(len(seeds), 64, d, generator=gen, dtype=dtype)
-    y = torch.randn(len(seeds), 64, generator=gen, dtype=dtype)
+    x = torch.randn(len(seeds), 64, d, generator=gen, dtype=dtype).to(stack.W.device)
+    y = torch.randn(len(seeds), 64, generator=gen, dtype=dtype).to(stack.W.device)
     return stack, x, y
 
 
@@ -173,9 +173,10 @@ def test_evaluation_in_cache_sized_blocks_changes_no_bit(activation, M, monkeypa
 def _blocked_equals_whole(activation, M, monkeypatch, loop):
     gen = torch.Generator().manual_seed(1)
     stack = MLPStack(20, 512, activation, list(range(M)))
-    with torch.no_grad():
-        stack.a.normal_(generator=gen)
+    with torch.no_grad():  # drawn on the CPU, then copied to the stack's device
+        stack.a.copy_(torch.randn(stack.a.shape, generator=gen))
     x, y = torch.randn(M, 20_003, 20, generator=gen), torch.randn(M, 20_003, generator=gen)
+    x, y = x.to(stack.W.device), y.to(stack.W.device)
     n_used = [20_003 - 977 * i for i in range(M)]
     blocked = [loop.mse(stack, x[0], y[0]), loop.mse(stack, x, y, n_used)]
     assert (1 << 6) <= loop._EVAL_BLOCK_CPU // (M * 512) < 8192  # the test does sub-block
