@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+import pandas as pd
 import torch
 
 from ..data import figure1_model
@@ -24,7 +26,8 @@ from ..train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
            "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict",
            "table_rows", "figure_neurons", "format_paper_comparison", "recorded_name", "paper_scale_verdict",
-           "rate_rows", "format_rate_rows", "importance_spread", "format_importance_spread", "SPREAD_FRACTIONS"]
+           "rate_rows", "format_rate_rows", "importance_spread", "format_importance_spread", "SPREAD_FRACTIONS",
+           "figure1_frame", "figure1_row_status", "figure1_claims"]
 
 #: Our seeds for ``figure1_model().sample`` (the paper does not give its own).
 FIGURE1_SAMPLE_SEEDS = {"train": 1, "val": 2, "test": 3}
@@ -512,3 +515,84 @@ def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
         lines.append(f"  % with A >= .71: {g['A071_pct'] - v['A071_pct']:+.1f} points (the paper's {pg[1] - pv[1]:+.1f})")
         lines.append(f"  % with A >= .90: {g['A090_pct'] - v['A090_pct']:+.1f} points (the paper's {pg[2] - pv[2]:+.1f})")
     return "\n".join(lines)
+
+
+_BRANCH_NAMES = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
+                 "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
+
+
+def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool = True) -> pd.DataFrame:
+    """The Figure 1 table of :func:`table_rows` as a DataFrame, one row per branch: the active share
+    of the width and the four fractions as "mean ± half the seed range" (percent), the paper's
+    three legible columns beside them and, with ``test_mse``, the seeds' test MSEs."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+
+    def spread(values) -> str:
+        v = 100 * np.asarray(values, dtype=float)
+        return f"{v.mean():.1f} ± {(v.max() - v.min()) / 2:.1f}"
+
+    out = []
+    for branch in dict.fromkeys(r["branch"] for r in rows):
+        mine = [r for r in rows if r["branch"] == branch]
+        row = {"branch": _BRANCH_NAMES.get(branch, branch),
+               "active %": spread([r["n_active"] / r["width"] for r in mine]),
+               "A ≥ .71 %": spread([r["frac_A071"] for r in mine]), "A ≥ .90 %": spread([r["frac_A090"] for r in mine]),
+               "D > 1 %": spread([r["frac_D1"] for r in mine]), "D > 2 %": spread([r["frac_D2"] for r in mine])}
+        p = paper.get(branch)
+        row["paper: active / A ≥ .71 / A ≥ .90 %"] = f"{100 * p[0] / 2048:.1f} / {p[1]:.1f} / {p[2]:.1f}" if p else ""
+        if test_mse:
+            row["test MSE"] = " / ".join(f"{r['test_mse']:.3g}" for r in mine)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def figure1_row_status(rows: list[dict], paper_row: tuple[float, float, float]) -> tuple[str, str]:
+    """Whether one row of the paper's Figure 1 reproduces, and the numbers behind the answer.
+
+    The rule: the row **reproduces** when the seed means of both cosine columns (% of the active
+    neurons with A >= .71 and with A >= .90) lie within :data:`REPRODUCE_PP` points of the paper's;
+    it **does not reproduce** when, for every seed, at least one of the two lies farther than that;
+    otherwise (the means miss but some seed lands within) it is **not settled**. The active share
+    is left out: it depends on the width, which the reduced profiles change.
+
+    ``rows`` are one branch's rows of :func:`table_rows` (one per seed); returns
+    ``(status, evidence)``.
+    """
+    if not rows:
+        return "not computed", "no run"
+
+    def misses(rs) -> tuple[float, float]:
+        return (100 * float(np.mean([r["frac_A071"] for r in rs])) - paper_row[1],
+                100 * float(np.mean([r["frac_A090"] for r in rs])) - paper_row[2])
+
+    d71, d90 = misses(rows)
+    within = max(abs(d71), abs(d90)) <= REPRODUCE_PP
+    seeds_within = sum(max(abs(v) for v in misses([r])) <= REPRODUCE_PP for r in rows)
+    if within:
+        status = "reproduces"
+    elif seeds_within == 0:
+        status = "does not reproduce"
+    else:
+        status = "not settled"
+    a71 = 100 * float(np.mean([r["frac_A071"] for r in rows]))
+    a90 = 100 * float(np.mean([r["frac_A090"] for r in rows]))
+    n = len(rows)
+    evidence = (f"{a71:.1f} % / {a90:.1f} % against {paper_row[1]:.1f} % / {paper_row[2]:.1f} % "
+                f"({d71:+.1f} / {d90:+.1f} points; {seeds_within} of {n} seed{'s' if n > 1 else ''} within "
+                f"{REPRODUCE_PP:.0f})")
+    return status, evidence
+
+
+def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None = None) -> list:
+    """One :class:`~monosem.experiments.verdicts.Claim` per row of the paper's Figure 1, judged on
+    ``rows`` (:func:`table_rows`, or a recorded run's rows) by :func:`figure1_row_status`."""
+    from .verdicts import Claim
+
+    paper = PAPER_FIGURE1 if paper is None else paper
+    out = []
+    for branch, row in paper.items():
+        status, evidence = figure1_row_status([r for r in rows if r["branch"] == branch], row)
+        claim = (f"Figure 1, {_BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % of the active neurons "
+                 f"with A ≥ 0.71, {row[2]:.1f} % with A ≥ 0.90")
+        out.append(Claim(page, claim, scale, status, evidence))
+    return out
