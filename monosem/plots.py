@@ -15,19 +15,27 @@ import numpy as np
 
 __all__ = [
     "paper_style", "to_numpy", "cluster_colors", "scatter_clusters", "response_by_cluster", "curves",
-    "METHOD_STYLES", "efficiency_panel", "flow_diagram",
+    "METHOD_STYLES", "efficiency_panel", "flow_diagram", "PAGE_WIDTH", "panel_grid",
 ]
+
+#: The book's text column is about 6.3 inches wide at the figures' 110 dpi, so a figure of at most
+#: :data:`PAGE_WIDTH` inches is shown at its own size and every label keeps the point size set here
+#: (ticks and legends at least 9 pt).
+PAGE_WIDTH = 6.2
 
 _STYLE = {
     "figure.dpi": 110,
     "savefig.dpi": 150,
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "legend.frameon": False,
-    "legend.fontsize": 8,
+    "legend.fontsize": 9,
+    "figure.titlesize": 10.5,
 }
 
 
@@ -36,6 +44,22 @@ def paper_style() -> Iterator[None]:
     """Matplotlib settings used by every figure of the book (a context manager)."""
     with mpl.rc_context(_STYLE):
         yield
+
+
+def panel_grid(n: int, *, cols: int = 2, panel_height: float = 2.6, extra_height: float = 0.6,
+               width: float = PAGE_WIDTH, **kwargs) -> tuple[plt.Figure, np.ndarray]:
+    """A figure of ``n`` panels at most ``cols`` to a row, :data:`PAGE_WIDTH` wide; returns the
+    figure and the ``n`` axes in reading order (the grid's unused cells are hidden). ``kwargs``
+    go to :func:`matplotlib.pyplot.subplots` (``sharey=True``, ...)."""
+    n = max(int(n), 1)
+    ncols = min(cols, n)
+    rows = -(-n // ncols)
+    fig, axes = plt.subplots(rows, ncols, figsize=(width, panel_height * rows + extra_height), layout="constrained",
+                             squeeze=False, **kwargs)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, np.array(flat[:n], dtype=object)
 
 
 def to_numpy(a) -> np.ndarray:

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 from matplotlib.ticker import NullFormatter
 from tqdm import tqdm
@@ -33,6 +34,7 @@ from tqdm import tqdm
 from ..data import noiseless_routing_mixture
 from ..device import get_device, torch_generator
 from ..kernels import LaplaceKernelRegressor, RFMRegressor
+from ..plots import PAGE_WIDTH
 from ..profiles import Theorem2Sizes, get_profile
 from ..theory.hermite import clipped_ramp_moments
 from ..theory.kernel_bound import kernel_lower_bound
@@ -49,6 +51,7 @@ __all__ = [
     "SeparationResult",
     "rho_sweep",
     "plot_learning_curves",
+    "learning_curves_figure",
 ]
 
 METHODS = ("mlp", "laplace", "rfm_true_agop", "rfm_empirical")
@@ -242,6 +245,17 @@ class SeparationResult:
             lines.append(line)
         return "\n".join(lines)
 
+    def frame(self) -> pd.DataFrame:
+        """:meth:`table` as a DataFrame: one row per (K, A, n), the methods' test MSEs as columns,
+        then Lemma 16's bound and Lemma 12's floor."""
+        rows = []
+        for K, A, n in sorted({(r["K"], r["A"], r["n"]) for r in self.rows}):
+            row = {"K": K, "A": A, "n": n}
+            row |= {r["method"]: r["test_mse"] for r in self.rows if (r["K"], r["A"], r["n"]) == (K, A, n)}
+            row |= {"Lemma 16 LB": kernel_lower_bound(n, K), "(1-1/K) Var g": agop_bayes_lower_bound(K)}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     def series(self, method: str, A: float) -> tuple[np.ndarray, np.ndarray]:
         """(K values, test MSEs) of ``method`` at exponent ``A``, sorted by K."""
         pts = sorted((r["K"], r["test_mse"]) for r in self.rows if r["method"] == method and r["A"] == A)
@@ -314,30 +328,58 @@ def rho_sweep(
     return out
 
 
-def plot_learning_curves(result: SeparationResult, axes) -> None:
+def plot_learning_curves(result: SeparationResult, axes) -> list:
     """One panel per K: test MSE against n for every method (log-log), with Lemma 16's bound
-    (dotted, where above ``1e-3``, the bottom of the axes) and Lemma 12's floor (1 - 1/K) Var g
-    for rho = 0 (grey)."""
+    (dotted, where it falls inside the panel), Lemma 12's floor (1 - 1/K) Var g for rho = 0 (grey)
+    and the trivial risk Var g (black, thin). Each panel has its own y-range, chosen so that every
+    curve and both lines show. Returns the legend handles (for one legend shared by the panels)."""
     Ks = sorted({r["K"] for r in result.rows})
-    axes = np.atleast_1d(axes)
+    axes = np.atleast_1d(axes).ravel()
     if len(axes) < len(Ks):
         raise ValueError(f"need one axis per K ({len(Ks)}), got {len(axes)}")
     methods = list(dict.fromkeys(r["method"] for r in result.rows))
     styles = {"mlp_B3K": ("C3", "o-"), "mlp_B6K": ("C1", "o-"), "laplace": ("C0", "s-"),
               "rfm_true_agop": ("C2", "^-"), "rfm_empirical": ("C4", "v-")}
+    trivial = clipped_ramp_moments()["variance"]
+    handles = []
     for ax, K in zip(axes, Ks):
+        values = []
         for i, m in enumerate(methods):
             pts = sorted((r["n"], r["test_mse"]) for r in result.rows if r["K"] == K and r["method"] == m)
             color, style = styles.get(m, (f"C{5 + i}", "o-"))
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, color=color, ms=3, label=m)
+            (line,) = ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, color=color, ms=3, label=m)
+            values += [p[1] for p in pts]
+            if ax is axes[0]:
+                handles.append(line)
+        floor = agop_bayes_lower_bound(K)
+        lo = min([v for v in values if v > 0] + [floor]) / 1.6
+        hi = max(values + [trivial]) * 1.6
+        ax.set_ylim(lo, hi)
         ns = np.array(sorted({r["n"] for r in result.rows if r["K"] == K}), dtype=float)
         lb = np.asarray(kernel_lower_bound(ns, K))
-        shown = lb >= 1e-3  # the bound far below every error would squash the curves
-        if np.any(shown):
-            ax.loglog(ns[shown], lb[shown], "k:", lw=1)
-        ax.set_ylim(bottom=1e-3)
-        ax.axhline(agop_bayes_lower_bound(K), color="grey", lw=0.8)
+        shown = lb >= lo  # the bound far below every error would squash the curves
+        (bound,) = ax.loglog(ns[shown], lb[shown], "k:", lw=1, label="Lemma 16 lower bound")
+        rho0 = ax.axhline(floor, color="grey", lw=1, label=r"$(1-1/K)\,$Var $g$ (Lemma 12, $\rho = 0$)")
+        triv = ax.axhline(trivial, color="k", lw=0.6, label="Var $g$ (trivial risk)")
         ax.xaxis.set_minor_formatter(NullFormatter())  # log-axis minor labels collide on short ranges
         ax.set(xlabel="$n$", title=f"K = {K}")
-    axes[0].set_ylabel("test MSE")
-    axes[0].legend(fontsize=7)
+        if ax is axes[0]:
+            handles += [bound, rho0, triv]
+    for j, ax in enumerate(axes[: len(Ks)]):
+        if j % 2 == 0:
+            ax.set_ylabel("test MSE")
+    for ax in axes[len(Ks):]:
+        ax.set_visible(False)
+    return handles
+
+
+def learning_curves_figure(result: SeparationResult):
+    """:func:`plot_learning_curves` on a grid of two panels per row, one legend below them."""
+    import matplotlib.pyplot as plt
+
+    Ks = sorted({r["K"] for r in result.rows})
+    rows = max(1, (len(Ks) + 1) // 2)
+    fig, axes = plt.subplots(rows, 2, figsize=(PAGE_WIDTH, 2.9 * rows + 0.9), layout="constrained", squeeze=False)
+    handles = plot_learning_curves(result, axes)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2)
+    return fig
