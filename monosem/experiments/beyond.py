@@ -194,12 +194,12 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
         ax.plot(g, [r["bayes_risk"] for r in rows], "k--", label="Bayes risk")
     ax.set(xscale="log", yscale="log", xlabel=r"separation $\gamma$ (paper: 4)", ylabel="test MSE")
     ax.invert_xaxis()
-    ax.legend(fontsize=7)
+    ax.legend()
     for key, label in (("gate_ari", "gate ARI"), ("relu_frac_A071", r"ReLU: $A_j \geq .71$"), ("reglu_frac_A071", r"ReGLU gate: $A_j \geq .71$")):
         ax2.plot(g, [r[key] if r[key] is not None else np.nan for r in rows], marker="o", label=label)
     ax2.set(xscale="log", xlabel=r"separation $\gamma$", ylim=(0, 1.05))
     ax2.invert_xaxis()
-    ax2.legend(fontsize=7)
+    ax2.legend()
     for a in axes:  # the grid's gammas as plain tick labels
         a.set_xticks(g, [f"{v:g}" for v in g])
         a.xaxis.set_minor_locator(NullLocator())
@@ -293,7 +293,7 @@ def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
     ax.set(xscale="log", yscale="log", xlabel="K (clusters)", ylabel="test MSE")
     ax.set_xticks(Ks, [str(k) for k in Ks])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.legend(fontsize=7)
+    ax.legend()
 
 
 # ------------------------------------------------------------------------------ rare regimes
@@ -427,7 +427,7 @@ def plot_zipf(rows: list[dict[str, Any]], axes) -> None:
                title=f"Zipf exponent s = {r['s']:g}")
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel("test MSE on the cluster / at s = 0")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
 
 
 # ------------------------------------------------------------------ explicit mixture of experts
@@ -652,7 +652,7 @@ def plot_moe(rows: list[dict[str, Any]], axes) -> None:
         ax.set(xscale="log", yscale="log", xlabel="training examples n", title=f"K = {K}")
         ax.set_xticks(ns, [f"{v:g}" for v in ns])
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize=6)
+        ax.legend()
     axes[0].set_ylabel("test MSE")
 
 
