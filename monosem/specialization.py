@@ -253,4 +253,4 @@ def plot_neuron_weights(axes, W: torch.Tensor, K: int, *, titles: list[str] | No
             ax.set_title(titles[i])
     axes[0].set_ylabel("|w| per coordinate")
     axes[0].legend(handles=[Patch(color=c, label=l) for c, l in (("tab:gray", "routing"), ("tab:red", "predictive"), ("tab:blue", "nuisance"))],
-                   loc="upper right", fontsize=7, handlelength=1)
+                   loc="upper right", handlelength=1)

@@ -577,9 +577,8 @@ def figure1_row_status(rows: list[dict], paper_row: tuple[float, float, float]) 
     a71 = 100 * float(np.mean([r["frac_A071"] for r in rows]))
     a90 = 100 * float(np.mean([r["frac_A090"] for r in rows]))
     n = len(rows)
-    evidence = (f"{a71:.1f} % / {a90:.1f} % against {paper_row[1]:.1f} % / {paper_row[2]:.1f} % "
-                f"({d71:+.1f} / {d90:+.1f} points; {seeds_within} of {n} seed{'s' if n > 1 else ''} within "
-                f"{REPRODUCE_PP:.0f})")
+    evidence = (f"{a71:.1f} % / {a90:.1f} % ({d71:+.1f} / {d90:+.1f} points); {seeds_within} of {n} "
+                f"seed{'s' if n > 1 else ''} within {REPRODUCE_PP:.0f}")
     return status, evidence
 
 
@@ -592,7 +591,6 @@ def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None =
     out = []
     for branch, row in paper.items():
         status, evidence = figure1_row_status([r for r in rows if r["branch"] == branch], row)
-        claim = (f"Figure 1, {_BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % of the active neurons "
-                 f"with A ≥ 0.71, {row[2]:.1f} % with A ≥ 0.90")
+        claim = f"Figure 1, {_BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
         out.append(Claim(page, claim, scale, status, evidence))
     return out
