@@ -156,7 +156,7 @@ def test_eigenpro_recovers_from_a_step_too_large(monkeypatch):
     assert info.details["step_halvings"] >= 1
     assert info.converged and info.train_mse <= 1e-3
     fitted = est.predict(X)
-    assert float(np.mean((fitted - y.numpy()) ** 2)) == pytest.approx(info.train_mse, rel=1e-6)
+    assert float(np.mean((fitted - y.cpu().numpy()) ** 2)) == pytest.approx(info.train_mse, rel=1e-6)
 
 
 @pytest.mark.parametrize("solver", ["cg", "eigenpro"])
@@ -286,7 +286,7 @@ def test_oracle_routes_by_true_cluster():
     X, y, c = m.pool(400)
     Xt, yt, ct = m.test_set(100)
     oracle = PerClusterOracle(RFMRegressor(iterations=1, bandwidth="cluster-median")).fit(X, y, c)
-    sel = (ct == 1).numpy()
+    sel = (ct == 1).cpu().numpy()
     local = RFMRegressor(iterations=1, bandwidth="cluster-median").fit(X[c == 1], y[c == 1], groups=c[c == 1])
     assert np.allclose(oracle.predict(Xt, ct, iteration=1)[sel], local.predict(Xt[ct == 1], iteration=1))
     with pytest.raises(ValueError, match="no training examples"):
@@ -306,7 +306,7 @@ def test_scikit_learn_estimator_checks():
 def test_numpy_and_torch_inputs_give_the_same_fit(single_index):
     _, X, y, *_ = single_index
     a = LaplaceKernelRegressor().fit(X[:300], y[:300]).predict(X[300:400])
-    b = LaplaceKernelRegressor().fit(X[:300].numpy(), y[:300].numpy()).predict(X[300:400].numpy())
+    b = LaplaceKernelRegressor().fit(X[:300].cpu().numpy(), y[:300].cpu().numpy()).predict(X[300:400].cpu().numpy())
     assert isinstance(a, np.ndarray) and np.allclose(a, b)
     assert LaplaceKernelRegressor(bandwidth=2.0).get_params()["bandwidth"] == 2.0
 
