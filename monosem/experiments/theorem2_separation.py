@@ -247,14 +247,15 @@ class SeparationResult:
 
     def frame(self) -> pd.DataFrame:
         """:meth:`table` as a DataFrame: one row per (K, A, n), the methods' test MSEs as columns,
-        then Lemma 16's bound and Lemma 12's floor."""
+        then Lemma 16's bound ("LB (L16)") and Lemma 12's floor (1 - 1/K) Var g ("floor (L12)"),
+        indexed by (K, A, n)."""
         rows = []
         for K, A, n in sorted({(r["K"], r["A"], r["n"]) for r in self.rows}):
             row = {"K": K, "A": A, "n": n}
             row |= {r["method"]: r["test_mse"] for r in self.rows if (r["K"], r["A"], r["n"]) == (K, A, n)}
-            row |= {"Lemma 16 LB": kernel_lower_bound(n, K), "(1-1/K) Var g": agop_bayes_lower_bound(K)}
+            row |= {"LB (L16)": kernel_lower_bound(n, K), "floor (L12)": agop_bayes_lower_bound(K)}
             rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows).set_index(["K", "A", "n"])
 
     def series(self, method: str, A: float) -> tuple[np.ndarray, np.ndarray]:
         """(K values, test MSEs) of ``method`` at exponent ``A``, sorted by K."""
