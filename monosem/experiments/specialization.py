@@ -465,15 +465,17 @@ def ablation_verdict(result: dict) -> str:
     names = _ordered(scores)
     best = min(names, key=lambda n: scores[n]["mean_pp"])
     default = names[0]
-    lines = [f"width {result['width']}: closest to the paper overall is {best!r}: mean |difference|",
-             f"  {scores[best]['mean_pp']:.1f} points over the six rows x three columns, largest {scores[best]['max_pp']:.1f}"]
+    lines = [f"width {result['width']}: closest to the paper overall is {best!r},",
+             f"  mean |difference| {scores[best]['mean_pp']:.1f} points over the six rows x three columns,",
+             f"  largest {scores[best]['max_pp']:.1f}"]
     if best != default:
         per_seed = {n: [ablation_scores({"readings": {n: {"rows": [r for r in result["readings"][n]["rows"] if r["seed"] == s]}}})[n]["mean_pp"]
                         for s in result["seeds"]] for n in (best, default)}
         wins = sum(b < d for b, d in zip(per_seed[best], per_seed[default]))
         lines.append(f"  the default {default!r} is at {scores[default]['mean_pp']:.1f} points: "
                      f"{scores[default]['mean_pp'] - scores[best]['mean_pp']:.1f} points farther;")
-        lines.append(f"  {best!r} is closer on {wins} of {len(result['seeds'])} seeds; per seed, {best!r} vs the default:")
+        lines.append(f"  {best!r} is closer on {wins} of {len(result['seeds'])} seeds;")
+        lines.append(f"  per seed, {best!r} vs the default:")
         lines.append("    " + ", ".join(f"{b:.1f} vs {d:.1f}" for b, d in zip(per_seed[best], per_seed[default])))
     gate_ok = []
     for name, rec in result["readings"].items():
