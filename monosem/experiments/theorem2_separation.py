@@ -246,13 +246,15 @@ class SeparationResult:
         return "\n".join(lines)
 
     def frame(self) -> pd.DataFrame:
-        """:meth:`table` as a DataFrame: one row per (K, A, n), the methods' test MSEs as columns,
+        """:meth:`table` as a DataFrame: one row per (K, A, n), the methods' test MSEs as columns
+        (named with spaces for underscores),
         then Lemma 16's bound ("LB (L16)") and Lemma 12's floor (1 - 1/K) Var g ("floor (L12)"),
         indexed by (K, A, n)."""
         rows = []
         for K, A, n in sorted({(r["K"], r["A"], r["n"]) for r in self.rows}):
             row = {"K": K, "A": A, "n": n}
-            row |= {r["method"]: r["test_mse"] for r in self.rows if (r["K"], r["A"], r["n"]) == (K, A, n)}
+            # spaces for underscores: the headers can wrap in a narrow column
+            row |= {r["method"].replace("_", " "): r["test_mse"] for r in self.rows if (r["K"], r["A"], r["n"]) == (K, A, n)}
             row |= {"LB (L16)": kernel_lower_bound(n, K), "floor (L12)": agop_bayes_lower_bound(K)}
             rows.append(row)
         return pd.DataFrame(rows).set_index(["K", "A", "n"])
