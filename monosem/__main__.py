@@ -65,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
                           help="only these readings (default: all); e.g. --profile paper --readings balanced is Figure 1 at the paper's scale")
     readings.add_argument("--step-revision", type=int, default=None, metavar="R",
                           help="the training step's revision (default: the profile's); a recorded table whose config names none was computed with 1")
+    study = sub.add_parser("study", help="the Figure 1 sensitivity study (Section 3.1): what moves the table, and how far")
+    study.add_argument("which", choices=("figure1",), help="which study")
+    study.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
+    study.add_argument("--part", type=int, nargs=2, default=(0, 1), metavar=("I", "K"),
+                       help="compute every K-th missing cell from the I-th (K workers on disjoint cells)")
+    study.add_argument("--record", action="store_true",
+                       help="write the cached cells to monosem/recorded/figure1_sensitivity_w512.json (computes nothing)")
     estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
     estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES, help="the profile whose pages are estimated")
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
@@ -267,6 +274,27 @@ _BEYOND_PLOTS = {
 }
 
 
+def _study(args: argparse.Namespace) -> int:
+    """``monosem study figure1``: compute (or, with ``--record``, record) the sensitivity study."""
+    from .experiments.cache import default_cache_dir
+    from .experiments.figure1_sensitivity import RECORDED_NAME, run_study
+    from .experiments.recorded import save_recorded
+
+    root = args.cache if args.cache is not None else default_cache_dir()
+    i, k = args.part
+    if not (k >= 1 and 0 <= i < k):
+        raise ValueError(f"--part I K needs 0 <= I < K, got {i} {k}")
+    result = run_study(cache_dir=root, compute=not args.record, part=(i, k))
+    if args.record:
+        if not result["cells"]:
+            raise CLIError(f"no cell of the figure1 study is cached in {root}; run: monosem study figure1")
+        seconds = sum(c["seconds"] for c in result["cells"])
+        print(f"recorded {len(result['cells'])} cells to {save_recorded(RECORDED_NAME, 'study', result, seconds)}")
+    else:
+        print(f"{len(result['cells'])} cells of the figure1 study are cached in {root}")
+    return 0
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "profiles":
         print(profiles_table().to_string())
@@ -275,6 +303,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"{name}: {get_profile(name).description}")
         print("every size: python -c 'from monosem.profiles import get_profile; print(get_profile(\"cpu\"))'")
         return 0
+    if args.command == "study":
+        return _study(args)
     if args.command == "readings":
         import dataclasses
         import time

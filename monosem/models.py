@@ -78,9 +78,9 @@ GATED = ("reglu", "swiglu")
 _PHI = {"relu": F.relu, "gelu": F.gelu, "reglu": F.relu, "swiglu": F.silu}
 
 
-#: The initializations, by name (see :func:`init_parameters`): ``"pytorch"`` (the default) and
-#: ``"balanced"``.
-INITS = ("pytorch", "balanced")
+#: The initializations, by name (see :func:`init_parameters`): ``"pytorch"`` (the default, zero
+#: readout), ``"balanced"`` and ``"standard"``.
+INITS = ("pytorch", "balanced", "standard")
 
 
 def _check_architecture(d: int, width: int, activation: str) -> None:
@@ -111,7 +111,11 @@ def init_parameters(
     unit ``a_j phi(g_j) v_j`` is homogeneous in each of (gate row, value row, readout), whose three
     squared norms then move together, so the value row is also rescaled to the gate row's norm.
     For GELU and SwiGLU the same construction is applied although the conservation is only
-    approximate. Meant with a small ``hidden_scale`` (the output at init is of order
+    approximate.
+
+    ``init="standard"``: PyTorch's ``nn.Linear`` default for the readout too, ``a_j ~
+    U(-1/sqrt(width), 1/sqrt(width))`` times ``hidden_scale`` (every weight scaled alike); the output
+    bias stays zero. Meant with a small ``hidden_scale`` (the output at init is of order
     ``hidden_scale^2 sqrt(width)``). Figure 1's networks use it with ``hidden_scale=0.1``
     (:data:`monosem.experiments.specialization.FIGURE1_READING`: the Section 3.1 readings ablation
     found it closest to the paper's table); the Appendix A.2 sweeps keep ``"pytorch"``, the
@@ -140,6 +144,8 @@ def init_parameters(
             W[width:] *= (norm / value_norm).unsqueeze(1)
             b[width:] *= norm / value_norm
         a = sign * norm
+    elif init == "standard":  # drawn after W and b, so the hidden rows are those of "pytorch"
+        a = (torch.rand(width, generator=gen, dtype=torch.float64) * 2 - 1) * hidden_scale / math.sqrt(width)
     return {"W": W.to(dt), "b": b.to(dt), "a": a.to(dt), "a0": torch.zeros((), dtype=dt)}
 
 

@@ -135,6 +135,9 @@ class TrainConfig:
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     step_revision: int = STEP_REVISION
+    #: the cosine's horizon: the rate reaches ``final_lr_ratio * lr`` at this update (``None``:
+    #: at ``max_steps``, Appendix A.1). Longer than ``max_steps``, the run stops before the decay ends.
+    schedule_steps: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "batch", "eval_every", "patience_evals"):
@@ -145,6 +148,8 @@ class TrainConfig:
         check_interval(self.final_lr_ratio, "final_lr_ratio", 0, 1, closed="right")
         check_choice(self.protocol, "protocol", ("a1", "a2"))
         check_choice(self.step_revision, "step_revision", STEP_REVISIONS)
+        if self.schedule_steps is not None:
+            check_int(self.schedule_steps, "schedule_steps")
         if not self.target_mse >= 0 or not self.min_rel_improvement >= 0:
             raise ValueError("target_mse and min_rel_improvement must be >= 0")
         if not (0 <= self.betas[0] < 1 and 0 <= self.betas[1] < 1) or not self.eps > 0:
@@ -460,6 +465,8 @@ def _config_entry(config: TrainConfig, reads_step: bool) -> dict:
     out = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()}
     if not reads_step or out["step_revision"] == 1:
         del out["step_revision"]
+    if out["schedule_steps"] is None:  # the default horizon leaves earlier checkpoints resumable
+        del out["schedule_steps"]
     return out
 
 
@@ -632,7 +639,7 @@ def train(
         # (a frozen model gets rate 0)
         idx = order.indices(run.step)
         grads = gradient(stack, _take(x_tr, idx, per_model_x), _take(y_tr, idx, per_model_x))[1:]
-        lr_t = cosine_lr(run.step, config.max_steps, lr0, config.final_lr_ratio) * run.active
+        lr_t = cosine_lr(run.step, config.schedule_steps or config.max_steps, lr0, config.final_lr_ratio) * run.active
         opt_state = opt.update(params, grads, opt_state, lr_t, scales)
         run.step = step = opt_state.count
         bar.update(1)

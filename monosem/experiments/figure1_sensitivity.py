@@ -1,0 +1,323 @@
+"""What controls Figure 1's active share and alignment: a sensitivity study (Section 3.1, A.1).
+
+The paper trains its Figure 1 networks under a "balanced feature-learning initialization" and
+"Adam under the corresponding width-aware parameterization", and says no more. Each
+:class:`Setting` fixes one reading of every choice left open (hidden initialization scale, the
+readout's initial value, the readout's learning rate relative to the hidden layer's, the gated
+value branch's initial scale, the cosine horizon, the training length); :func:`measure` trains the
+four networks of one seed under it and records, per network, everything the table and the
+paper's own fingerprints need:
+
+* the Figure 1 columns of every branch (active share, A >= .71, A >= .90, D > 1, D > 2);
+* the importance spread (share of the width carrying 90 % of the importance);
+* the share of **dead** neurons: (gate) pre-activation <= 0 on every training example, over the
+  width and over the active set (a dead neuron keeps the importance it had when it died);
+* validation and test MSE and the validation-selected checkpoint step;
+* the fingerprints: the ReLU rate validation picks among the paper's six (the paper: 0.004, best
+  checkpoint at 37 000 of 40 000 updates) and, for the gated networks, whether the paper's stated
+  rate is the best of {rate / 4, rate, rate x 4} on validation.
+
+Parameterizations are expressed through Adam's invariance: Adam's update does not depend on a
+parameter's gradient scale (up to ``eps``), so a layer multiplier ``c`` with rate ``eta`` is the
+same run as no multiplier, the parameter's initial value times ``c`` and the rate times ``c``.
+Standard, NTK, mean-field and muP therefore differ here only in the readout's initial value and its
+rate relative to the hidden layer's (``readout_lr``); the overall rate is the paper's.
+
+One result per (setting, seed) is cached as JSON under the key of the setting itself
+(:meth:`Setting.key`), so an interrupted study resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..atomic import atomic_write_json, quarantine
+from ..checks import check_choice, check_int, check_positive
+from ..data import figure1_model
+from ..models import GATED, MLP, MLPStack
+from ..specialization import PAPER_FIGURE1, active_set, importance, specialization_table
+from ..train import LR_A1, TrainConfig, TrainData, mse, train
+
+__all__ = ["Setting", "SETTINGS", "STUDY_SEEDS", "measure", "run_study", "study_frame", "selected_frame",
+           "fingerprints", "paper_distance", "dead_share", "GATED_RATE_FACTORS", "RECORDED_NAME"]
+
+#: the readout's initial value: zero (monosem.models' default), balanced |a_j| = ||(w_j, b_j)||,
+#: or PyTorch's nn.Linear default U(+-1/sqrt(width))
+READOUT_INITS = {"zero": "pytorch", "balanced": "balanced", "standard": "standard"}
+#: the gated networks' rates tried around the paper's stated one (the fingerprint)
+GATED_RATE_FACTORS = (0.25, 1.0, 4.0)
+#: the paper's six ReLU rates (Appendix A.1)
+RELU_RATES = (0.004, 0.008, 0.012, 0.016, 0.024, 0.032)
+STUDY_SEEDS = (0, 1)
+#: the recorded study's name (``monosem study figure1 --record``)
+RECORDED_NAME = "figure1_sensitivity_w512"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One reading of the choices Appendix A.1 leaves open, at a reduced scale.
+
+    ``hidden_scale``: hidden weights and biases ``U(+-1/sqrt(d))`` times this; ``readout_init``:
+    one of :data:`READOUT_INITS`; ``readout_lr``: the readout's Adam rate over the hidden layer's;
+    ``value_scale``: the gated value rows' initial scale relative to the gate rows; ``steps``:
+    updates of every network (ReLU and the others alike); ``horizon``: the cosine decays to a
+    tenth over ``horizon * steps`` updates (1: over the run, as A.1)."""
+
+    hidden_scale: float = 0.1
+    readout_init: str = "balanced"
+    readout_lr: float = 1.0
+    value_scale: float = 1.0
+    steps: int = 6_000
+    horizon: float = 1.0
+    width: int = 512
+    batch: int = 256
+    n_train: int = 100_000
+    n_val: int = 4_096
+    n_test: int = 2_048
+    eval_every: int = 250
+
+    def __post_init__(self) -> None:
+        check_positive(self.hidden_scale, "hidden_scale")
+        check_choice(self.readout_init, "readout_init", tuple(READOUT_INITS))
+        check_positive(self.readout_lr, "readout_lr")
+        check_positive(self.value_scale, "value_scale")
+        for name in ("steps", "width", "batch", "n_train", "n_val", "n_test", "eval_every"):
+            check_int(getattr(self, name), name)
+        if not self.horizon >= 1:
+            raise ValueError(f"horizon must be >= 1 (the cosine's length over the run's), got {self.horizon!r}")
+
+    def key(self, seed: int) -> str:
+        """The cache key: the whole setting and the seed, serialized."""
+        blob = json.dumps({"setting": asdict(self), "seed": int(seed), "study": "figure1_sensitivity"}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+_BASE = Setting()
+_m, _d = _BASE.width, 40
+#: The study's settings by label: the base (the book's Figure 1 reading at width 512) and one
+#: factor at a time around it, plus the probe's all-small reading and the standard / NTK / muP
+#: parameterizations at full scale.
+SETTINGS: dict[str, Setting] = {
+    "base (balanced, x0.1)": _BASE,
+    # initialization scale (balanced readout)
+    "balanced x1": replace(_BASE, hidden_scale=1.0),
+    "balanced x0.3": replace(_BASE, hidden_scale=0.3),
+    "balanced x0.03": replace(_BASE, hidden_scale=0.03),
+    "balanced x0.01": replace(_BASE, hidden_scale=0.01),
+    # the readout's initial value
+    "zero readout x0.1": replace(_BASE, readout_init="zero"),
+    "standard readout x0.1": replace(_BASE, readout_init="standard"),
+    "zero readout x1": replace(_BASE, readout_init="zero", hidden_scale=1.0),
+    "zero readout x0.01": replace(_BASE, readout_init="zero", hidden_scale=0.01),
+    "standard x0.01": replace(_BASE, readout_init="standard", hidden_scale=0.01),
+    "standard x0.03": replace(_BASE, readout_init="standard", hidden_scale=0.03),
+    # parameterizations (Adam: the readout's initial value and relative rate)
+    "standard (PyTorch)": replace(_BASE, readout_init="standard", hidden_scale=1.0),
+    "NTK": replace(_BASE, readout_init="standard", hidden_scale=1.0, readout_lr=round(math.sqrt(_d / _m), 4)),
+    "muP / mean-field (base 2 048)": replace(_BASE, readout_init="zero", hidden_scale=1.0, readout_lr=2048 / _m),
+    "readout rate x0.1": replace(_BASE, readout_lr=0.1),
+    "readout rate x0.28": replace(_BASE, readout_lr=round(math.sqrt(_d / _m), 4)),
+    "readout rate x4": replace(_BASE, readout_lr=4.0),
+    # the gated value branch smaller than the gate
+    "value x0.3": replace(_BASE, value_scale=0.3),
+    "value x0.1": replace(_BASE, value_scale=0.1),
+    # the cosine horizon and the training length
+    "horizon x2": replace(_BASE, horizon=2.0),
+    "horizon x10": replace(_BASE, horizon=10.0),
+    "steps 2 000": replace(_BASE, steps=2_000),
+    "steps 12 000": replace(_BASE, steps=12_000),
+    "NTK x0.1": replace(_BASE, readout_init="standard", readout_lr=round(math.sqrt(_d / _m), 4)),
+}
+
+
+def _data(s: Setting, seed: int, device):
+    m = figure1_model()
+    # the data's seeds follow the network seed, so two seeds are two independent replicates
+    x, y, _ = m.sample(s.n_train, 10 * seed + 1, device=device)
+    xv, yv, _ = m.sample(s.n_val, 10 * seed + 2, device=device)
+    xt, yt, _ = m.sample(s.n_test, 10 * seed + 3, device=device)
+    return TrainData(x, y, xv, yv), (xt, yt)
+
+
+def _rates(activation: str) -> tuple[float, ...]:
+    return RELU_RATES if activation == "relu" else tuple(LR_A1[activation] * f for f in GATED_RATE_FACTORS)
+
+
+def dead_share(model: MLP, x: torch.Tensor, neurons: torch.Tensor | None = None) -> float:
+    """Share of ``neurons`` (default: all) whose (gate) pre-activation is <= 0 on every row of
+    ``x``: a ReLU or ReGLU neuron there has zero output and zero gradient on the whole set. For
+    GELU and SwiGLU the same test marks neurons that are (almost) off everywhere."""
+    W, b = model.W.detach()[: model.width], model.b.detach()[: model.width]
+    on = torch.zeros(model.width, dtype=torch.bool, device=W.device)
+    for chunk in torch.split(x, 8192):
+        on |= (torch.addmm(b, chunk, W.T) > 0).any(0)
+    dead = ~on
+    if neurons is not None:
+        if neurons.numel() == 0:
+            return math.nan
+        dead = dead[neurons.to(dead.device)]
+    return float(dead.double().mean())
+
+
+def _network_rows(model: MLP, s: Setting, seed: int, lr: float, val: float, test: float, best_step: int, x_train: torch.Tensor) -> list[dict]:
+    directions = figure1_model().directions
+    imp = importance(model)
+    act = active_set(imp, 0.999)
+    base = {"activation": model.activation, "seed": seed, "lr": lr, "val_mse": val, "test_mse": test, "best_step": best_step,
+            "active_pct": 100 * act.numel() / model.width,
+            "spread90_pct": 100 * active_set(imp, 0.9).numel() / model.width,
+            "dead_pct": 100 * dead_share(model, x_train),
+            "dead_of_active_pct": 100 * dead_share(model, x_train, act)}
+    return [base | {"branch": r.branch, "A071_pct": 100 * r.frac_A071, "A090_pct": 100 * r.frac_A090,
+                    "D1_pct": 100 * r.frac_D1, "D2_pct": 100 * r.frac_D2} for r in specialization_table(model, directions)]
+
+
+def _stack(s: Setting, activation: str, seeds: Sequence[int], device) -> MLPStack:
+    stack = MLPStack(40, s.width, activation, list(seeds), hidden_scale=s.hidden_scale, init=READOUT_INITS[s.readout_init],
+                     readout_lr_scale=s.readout_lr, device=device)
+    if activation in GATED and s.value_scale != 1.0:
+        with torch.no_grad():  # the value rows (and their biases) only; "balanced" keeps |a_j| as drawn
+            stack.W[:, s.width:] *= s.value_scale
+            stack.b[:, s.width:] *= s.value_scale
+    return stack
+
+
+def measure(s: Setting, seed: int, *, device: str | torch.device | None = None, progress: bool = False) -> dict:
+    """Train every network of one seed under ``s`` (ReLU at the paper's six rates, the gated
+    networks and GELU at :data:`GATED_RATE_FACTORS` times their stated rates) and return
+    ``{"rows": [...], "seconds"}``: one row per network and branch (see the module docstring)."""
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    data, (xt, yt) = _data(s, seed, dev)
+    rows, t0 = [], time.perf_counter()
+    for activation in ("relu", "gelu", "reglu", "swiglu"):
+        rates = _rates(activation)
+        stack = _stack(s, activation, [seed] * len(rates), dev)
+        cfg = TrainConfig(max_steps=s.steps, batch=s.batch, lr=rates[0], final_lr_ratio=0.1, protocol="a1", eval_every=s.eval_every,
+                          schedule_steps=None if s.horizon == 1 else int(round(s.horizon * s.steps)))
+        res = train(stack, data, cfg, lrs=list(rates), progress=progress, desc=f"{activation} x{len(rates)}")
+        test = mse(res.stack, xt, yt).tolist()
+        for i, net in enumerate(res.models()):
+            rows += _network_rows(net, s, seed, rates[i], float(res.best_value[i]), test[i], int(res.best_step[i]), data.x_train)
+    return {"rows": rows, "seconds": time.perf_counter() - t0}
+
+
+def _cache_file(cache_dir: Path, s: Setting, seed: int) -> Path:
+    return cache_dir / "figure1_sensitivity" / f"{s.key(seed)}.json"
+
+
+def _load(path: Path, s: Setting, seed: int) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        out = json.loads(path.read_text())
+        if out["setting"] == asdict(s) and out["seed"] == seed and isinstance(out["rows"], list):
+            return out
+        why = "it holds another setting"
+    except (ValueError, KeyError, TypeError) as err:
+        why = f"it cannot be read ({err})"
+    quarantine(path, why)  # warns, naming the file
+    return None
+
+
+def run_study(settings: dict[str, Setting] | None = None, seeds: Iterable[int] = STUDY_SEEDS, *, cache_dir: str | os.PathLike,
+              device: str | torch.device | None = None, progress: bool = True, compute: bool = True, part: tuple[int, int] = (0, 1)) -> dict:
+    """Every (setting, seed) of the study, from the cache or computed (and cached at once).
+    Returns ``{"settings": {label: asdict(setting)}, "cells": [{"label", "seed", "seconds",
+    "rows"}]}``; with ``compute=False`` missing cells are skipped. ``part=(i, k)`` computes only every
+    k-th cell from the i-th (k workers on disjoint cells); the others are read if cached."""
+    settings = SETTINGS if settings is None else settings
+    cache = Path(cache_dir)
+    out = {"settings": {k: asdict(v) for k, v in settings.items()}, "cells": []}
+    todo = [(label, s, seed) for label, s in settings.items() for seed in seeds]
+    from tqdm.auto import tqdm
+
+    i, k = part
+    for j, (label, s, seed) in enumerate(tqdm(todo, desc="figure1 study", disable=not progress)):
+        path = _cache_file(cache, s, seed)
+        got = _load(path, s, seed)
+        if got is None and compute and j % k == i:
+            res = measure(s, seed, device=device, progress=False)
+            got = {"setting": asdict(s), "seed": seed, "rows": res["rows"], "seconds": res["seconds"]}
+            atomic_write_json(path, got)
+        if got is not None:
+            out["cells"].append({"label": label, "seed": seed, "seconds": got["seconds"], "rows": got["rows"]})
+    return out
+
+
+# --- reading the study ------------------------------------------------------------------------
+
+def study_frame(result: dict) -> pd.DataFrame:
+    """Every network and branch of the study as one long table (one row per setting label, seed,
+    activation, rate and branch)."""
+    rows = [{"setting": c["label"], **r} for c in result["cells"] for r in c["rows"]]
+    return pd.DataFrame(rows)
+
+
+def selected_frame(result: dict) -> pd.DataFrame:
+    """The networks the Figure 1 table would show: ReLU at its validation-selected rate (per seed),
+    the others at the paper's stated rate."""
+    df = study_frame(result)
+    if df.empty:
+        return df
+    stated = df["activation"].map(LR_A1)
+    gated = (df["activation"] != "relu") & np.isclose(df["lr"], stated)
+    relu = df[df["activation"] == "relu"]
+    best = relu.loc[relu.groupby(["setting", "seed"])["val_mse"].idxmin(), ["setting", "seed", "lr"]]
+    relu_sel = relu.merge(best, on=["setting", "seed", "lr"])
+    return pd.concat([relu_sel, df[gated]], ignore_index=True)
+
+
+def fingerprints(result: dict) -> pd.DataFrame:
+    """Per setting and seed, the paper's own fingerprints: the ReLU rate validation picks and its
+    checkpoint step as a share of the run (the paper: 0.004 at 37 000 / 40 000 = 0.925), and for
+    each gated network and GELU the validation MSE at the stated rate over the best of the three
+    rates tried (1: the stated rate is the best)."""
+    df = study_frame(result)
+    out = []
+    for (label, seed), g in df.drop_duplicates(["setting", "seed", "activation", "lr"]).groupby(["setting", "seed"], sort=False):
+        relu = g[g["activation"] == "relu"]
+        pick = relu.loc[relu["val_mse"].idxmin()]
+        steps = result["settings"][label]["steps"]
+        row = {"setting": label, "seed": seed, "relu_rate": float(pick["lr"]), "relu_best_step_share": float(pick["best_step"]) / steps}
+        for act in ("gelu", "reglu", "swiglu"):
+            a = g[g["activation"] == act]
+            stated = a[np.isclose(a["lr"], LR_A1[act])]["val_mse"].iloc[0]
+            row[f"{act}_stated_over_best"] = float(stated / a["val_mse"].min())
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def paper_distance(selected: pd.DataFrame, paper: dict | None = None) -> pd.DataFrame:
+    """Per setting: the mean over seeds of every branch's (active %, A >= .71 %, A >= .90 %), its
+    mean absolute distance to the paper's table (six rows x three columns, in points) and how many
+    of the twelve cosine cells lie within 10 points of the paper's."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    means = selected.groupby(["setting", "branch"], sort=False)[["active_pct", "A071_pct", "A090_pct", "dead_pct", "dead_of_active_pct",
+                                                                  "spread90_pct", "test_mse"]].mean()
+    out = []
+    for label in selected["setting"].unique():
+        row, gaps, within = {"setting": label}, [], 0
+        for branch, (n_act, a71, a90) in paper.items():
+            if (label, branch) not in means.index:
+                continue
+            m = means.loc[(label, branch)]
+            mine = (float(m["active_pct"]), float(m["A071_pct"]), float(m["A090_pct"]))
+            theirs = (100 * n_act / 2048, a71, a90)
+            gaps += [abs(a - b) for a, b in zip(mine, theirs)]
+            within += sum(abs(a - b) <= 10 for a, b in zip(mine[1:], theirs[1:]))
+            row[f"{branch} active %"], row[f"{branch} A>=.71 %"], row[f"{branch} A>=.90 %"] = mine
+        row["distance (points)"] = float(np.mean(gaps)) if gaps else math.nan
+        row["cosine cells within 10"] = within
+        out.append(row)
+    return pd.DataFrame(out).set_index("setting")
