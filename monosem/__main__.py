@@ -310,7 +310,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         import time
 
         from .experiments.recorded import save_recorded
-        from .experiments.specialization import READINGS, format_ablation, reading_ablation, recorded_name
+        from .experiments.specialization import READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
         from .train import STEP_REVISIONS
 
         sizes = get_profile(args.profile).specialization
@@ -331,7 +331,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         if revision not in STEP_REVISIONS:
             raise ValueError(f"--step-revision must be one of {list(STEP_REVISIONS)}, got {revision}")
         result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1, step_revision=revision)
-        print(format_ablation(result))
+        print(ablation_frame(result).to_string())
+        print(ablation_summary(result).to_string(float_format='{:.3g}'.format))
         if args.record:
             result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes), "step_revision": revision}
             # the wall time of the whole computation: this process and the earlier sittings of the

@@ -31,9 +31,7 @@ __all__ = [
     "alignment",
     "dominance",
     "specialization_table",
-    "format_table",
     "top_aligned",
-    "format_seed_table",
     "plot_neuron_weights",
 ]
 
@@ -172,65 +170,6 @@ def top_aligned(model: MLP, directions: torch.Tensor, *, k: int = 4, min_A: floa
     D = dominance(W, directions)
     keep = (A >= min_A) & (A <= max_A) & (D > min_D)
     return act[keep.cpu()][:k]
-
-
-def format_table(rows: list[SpecializationRow], *, paper: dict | None = PAPER_FIGURE1, extra: dict[str, str] | None = None) -> str:
-    """A plain-text table (3 significant digits) with the paper's numbers beside ours.
-
-    ``extra`` maps a branch name to one more column (e.g. the test MSE)."""
-    head = f"{'branch':<14}{'active':>12}{'A>=.71':>8}{'A>=.90':>8}{'D>1':>7}{'D>2':>7}"
-    if paper is not None:
-        head += f"   | paper:{'active':>7}{'A>=.71':>8}{'A>=.90':>8}"
-    if extra:
-        head += "   " + "extra"
-    lines = [head]
-    for r in rows:
-        s = (f"{r.branch:<14}{f'{r.n_active}/{r.width}':>12}{100 * r.frac_A071:>7.1f}%{100 * r.frac_A090:>7.1f}%"
-             f"{100 * r.frac_D1:>6.1f}%{100 * r.frac_D2:>6.1f}%")
-        if paper is not None:
-            p = paper.get(r.branch)
-            s += f"   | {'':6}{p[0]:>7}{p[1]:>7.1f}%{p[2]:>7.1f}%" if p else "   |"
-        if extra and r.branch in extra:
-            s += "   " + extra[r.branch]
-        lines.append(s)
-    return "\n".join(lines)
-
-
-def _mean_spread(values, unit: str) -> str:
-    """"mean±half-range" of per-seed values: percentages (unit "%", values in [0, 1]) or counts
-    (unit "/width")."""
-    v = np.asarray(values, dtype=float) * (100 if unit == "%" else 1)
-    mid, half = v.mean(), (v.max() - v.min()) / 2
-    return f"{mid:.1f}±{half:.1f}%" if unit == "%" else f"{mid:.0f}±{half:.0f}{unit}"
-
-
-def format_seed_table(per_seed: list[list[SpecializationRow]], *, paper: dict | None = PAPER_FIGURE1, extra: dict[str, str] | None = None) -> str:
-    """The Figure 1 table over several seeds: for every branch the mean and, after ``±``, half
-    the range (max - min) / 2 across seeds; percentages to one decimal, the paper's numbers beside.
-    ``per_seed`` holds one :func:`specialization_table` per seed, rows in the same order."""
-    if not per_seed:
-        raise ValueError("per_seed must hold at least one table")
-    head = f"{'branch':<14}{'active':>14}{'A>=.71':>14}{'A>=.90':>14}{'D>1':>14}{'D>2':>14}"
-    if paper is not None:
-        head += f"  | paper:{'active':>6}{'A>=.71':>8}{'A>=.90':>8}"
-    if extra:
-        head += "  | test MSE"
-    lines = [head]
-    for rows in zip(*per_seed):
-        name = rows[0].branch
-        if any(r.branch != name for r in rows):
-            raise ValueError("every seed's table must list the same branches in the same order")
-
-        s = f"{name:<14}{_mean_spread([r.n_active for r in rows], f'/{rows[0].width}'):>14}"
-        for attr in ("frac_A071", "frac_A090", "frac_D1", "frac_D2"):
-            s += f"{_mean_spread([getattr(r, attr) for r in rows], '%'):>14}"
-        if paper is not None:
-            p = paper.get(name)
-            s += f"  | {'':6}{p[0]:>6}{p[1]:>7.1f}%{p[2]:>7.1f}%" if p else "  |"
-        if extra and name in extra:
-            s += "  | " + extra[name]
-        lines.append(s)
-    return "\n".join(lines)
 
 
 def plot_neuron_weights(axes, W: torch.Tensor, K: int, *, titles: list[str] | None = None) -> None:

@@ -87,3 +87,27 @@ def test_tiny_study_end_to_end_and_resume(tmp_path):
     assert json.loads(files[0].read_text())["seed"] == 0
     skipped = run_study({"other": replace(TINY, steps=10)}, seeds=(0,), cache_dir=tmp_path, progress=False, compute=False)
     assert skipped["cells"] == []
+
+
+def test_the_studys_answers_read_a_tiny_study(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from monosem.experiments.figure1_sensitivity import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
+
+    settings = {"base (balanced, x0.1)": TINY, "horizon x2": replace(TINY, horizon=2.0), "value x0.1": replace(TINY, value_scale=0.1)}
+    out = run_study(settings, seeds=(0, 1), cache_dir=tmp_path, progress=False)
+    sel = selected_frame(out)
+    table = ranking(out)
+    assert list(table.index) == sorted(table.index, key=lambda s: table.loc[s, "distance (points)"])
+    assert table.loc["horizon x2", "stated rate best"].endswith("of 6")
+    effects = factor_effects(sel)
+    assert set(effects.index) == {"cosine horizon", "value branch scale"}  # the factors with two settings here
+    assert (effects.to_numpy() >= 0).all()
+    dead = dead_neurons(sel)
+    assert ((dead["dead % of width"] >= 0) & (dead["dead % of width"] <= 100)).all()
+    split = gate_value_split(sel)
+    assert list(split.index) == ["the paper", "base (balanced, x0.1)", "value x0.1"]
+    assert split.loc["value x0.1", "gap A ≥ .71"] == pytest.approx(split.loc["value x0.1", "gate A ≥ .71 %"] - split.loc["value x0.1", "value A ≥ .71 %"])
+    fig = plot_map(sel)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 6

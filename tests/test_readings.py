@@ -29,8 +29,11 @@ def test_scores_measure_the_distance_to_the_papers_table():
     scores = fig1.ablation_scores(result)
     assert scores["exact"]["mean_pp"] == pytest.approx(0, abs=1e-9) and scores["exact"]["max_pp"] == pytest.approx(0, abs=1e-9)
     assert scores["off by 5"]["mean_pp"] == pytest.approx(5) and scores["off by 5"]["reglu_gate_pp"] == pytest.approx(5)
-    text = fig1.format_ablation(result)
-    assert "the paper's at width 2 048" in text and "off by 5" in text and "5.0 mean" in text
+    table = fig1.ablation_frame(result)
+    assert list(table.columns) == ["paper", "exact", "off by 5"] and len(table) == 6
+    assert table.loc["ReLU", "exact"] == table.loc["ReLU", "paper"]
+    summary = fig1.ablation_summary(result)
+    assert summary.loc["off by 5", "mean distance (points)"] == pytest.approx(5)
 
 
 def test_readings_and_their_readout_rates():
@@ -78,7 +81,7 @@ def test_verdict_knows_the_default_whatever_the_order_of_a_record():
     }}
     text = fig1.ablation_verdict(result)
     assert "the default 'zero readout' is at 9.0 points: 7.0 points farther" in text and "'balanced' is closer on 1 of 1 seeds" in text
-    assert fig1.format_ablation(result).index("zero readout") < fig1.format_ablation(result).index("balanced")
+    assert list(fig1.ablation_frame(result).columns) == ["paper", "zero readout", "balanced"]
 
 
 @pytest.mark.recorded
@@ -149,7 +152,8 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     picked = next(r for r in rates if r["selected"])
     relu_row = next(r for r in entry["rows"] if r["branch"] == "relu")
     assert {k: picked[k] for k in relu_row} == relu_row
-    assert "selected" in fig1.format_rate_rows(rates) and "0.004" in fig1.format_rate_rows(rates)
+    table = fig1.rate_frame(rates)
+    assert table["selected"].sum() == 1 and 0.004 in table.index
     # the share of the width that carries each share of the importance grows with the share, and at
     # 99.9 % it is the table's active share
     spread = entry["importance_spread"]
@@ -159,10 +163,10 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
         assert values == sorted(values) and 0 < values[0] and values[-1] <= 100
         n_active = next(r["n_active"] for r in entry["rows"] if r["branch"].startswith(act))
         assert row["0.999"] == pytest.approx(100 * n_active / 64)
-    assert "99.9 %" in fig1.format_importance_spread(spread)
-    text = fig1.format_paper_comparison(result, live_rows=entry["rows"])
-    assert "minus paper (pp)" in text and "mean |recorded - paper|" in text
-    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "% of width carrying 99.9 %" in fig1.importance_spread_frame(spread).columns
+    table = fig1.paper_comparison_frame(result, live_rows=entry["rows"])
+    assert len(table) == 6 and table.loc["ReLU", "paper A ≥ .71 %"] == PAPER_FIGURE1["relu"][1]
+    assert table.loc["ReLU", "minus paper: A ≥ .71"] == pytest.approx(table.loc["ReLU", "recorded A ≥ .71 %"] - PAPER_FIGURE1["relu"][1])
     with pytest.raises(SystemExit):
         main(["readings", "--profile", "smoke", "--readings", "lazy"])
     assert "--readings" in capsys.readouterr().err
@@ -205,4 +209,4 @@ def test_rate_rows_cover_every_candidate_of_the_relu_search():
         mine = [r for r in rows if r["seed"] == seed]
         assert [r["lr"] for r in mine if r["selected"]] == [lr]
         assert min(r["val_mse"] for r in mine) == val  # validation picked the best candidate
-    assert len(fig1.format_rate_rows(rows).splitlines()) == 4
+    assert list(fig1.rate_frame(rows).index) == [0.004, 0.016]

@@ -7,7 +7,7 @@ import torch
 
 from monosem.data import figure1_model
 from monosem.models import MLP
-from monosem.specialization import active_set, alignment, dominance, format_table, importance, specialization_table
+from monosem.specialization import active_set, alignment, dominance, importance, specialization_table
 
 K, D = 10, 40
 V = figure1_model().directions
@@ -84,15 +84,16 @@ def test_importance_and_table_for_hand_built_gated_net():
     assert gate.n_active == value.n_active == 2
     assert (gate.frac_A071, gate.frac_A090, gate.frac_D1, gate.frac_D2) == (0.5, 0.5, 0.5, 0.5)
     assert (value.frac_A071, value.frac_A090, value.frac_D1, value.frac_D2) == (0.5, 0.5, 0.5, 0.5)
-    assert "reglu gate" in format_table(list(rows.values()))
 
 
-def test_seed_table_reports_mean_and_half_range():
-    from monosem.specialization import SpecializationRow, format_seed_table
+def test_figure1_frame_reports_mean_and_half_range():
+    from monosem.experiments.specialization import figure1_frame
 
-    rows = [[SpecializationRow("relu", 100, 256, 0.5, 0.3, 0.8, 0.6)], [SpecializationRow("relu", 110, 256, 0.6, 0.3, 0.8, 0.4)]]
-    text = format_seed_table(rows)
-    assert "105±5/256" in text and "55.0±5.0%" in text and "50.0±10.0%" in text and "613" in text
+    rows = [{"branch": "relu", "seed": s, "n_active": n, "width": 256, "frac_A071": a, "frac_A090": 0.3, "frac_D1": 0.8, "frac_D2": d,
+             "test_mse": 0.01, "lr": 0.004} for s, n, a, d in ((0, 100, 0.5, 0.6), (1, 110, 0.6, 0.4))]
+    table = figure1_frame(rows).set_index("branch")
+    assert table.loc["ReLU", "A ≥ .71 %"] == "55.0 ± 5.0" and table.loc["ReLU", "D > 2 %"] == "50.0 ± 10.0"
+    assert table.loc["ReLU", "paper: active / A ≥ .71 / A ≥ .90 %"] == "29.9 / 45.5 / 33.4"
 
 
 def test_plot_neuron_weights_draws_one_panel_per_neuron():

@@ -321,3 +321,132 @@ def paper_distance(selected: pd.DataFrame, paper: dict | None = None) -> pd.Data
         row["cosine cells within 10"] = within
         out.append(row)
     return pd.DataFrame(out).set_index("setting")
+
+
+# --- which factor moves which column ------------------------------------------------------------
+
+#: The study's factors: each a list of settings that differ from one another in that factor only.
+FACTORS: dict[str, tuple[str, ...]] = {
+    "hidden init scale (balanced readout)": ("balanced x1", "balanced x0.3", "base (balanced, x0.1)", "balanced x0.03", "balanced x0.01"),
+    "readout init (hidden x1)": ("balanced x1", "zero readout x1", "standard (PyTorch)"),
+    "readout init (hidden x0.1)": ("base (balanced, x0.1)", "zero readout x0.1", "standard readout x0.1"),
+    "readout init (hidden x0.01)": ("balanced x0.01", "zero readout x0.01", "standard x0.01"),
+    "parameterization (hidden x1)": ("standard (PyTorch)", "NTK", "muP / mean-field (base 2 048)"),
+    "readout rate (balanced x0.1)": ("readout rate x0.1", "readout rate x0.28", "base (balanced, x0.1)", "readout rate x4"),
+    "value branch scale": ("base (balanced, x0.1)", "value x0.3", "value x0.1"),
+    "cosine horizon": ("base (balanced, x0.1)", "horizon x2", "horizon x10"),
+    "training length": ("steps 2 000", "base (balanced, x0.1)", "steps 12 000"),
+}
+
+BRANCHES = tuple(PAPER_FIGURE1)
+
+
+def setting_means(selected: pd.DataFrame) -> pd.DataFrame:
+    """Seed means of every measure, indexed by (setting, branch)."""
+    cols = ["active_pct", "A071_pct", "A090_pct", "D1_pct", "D2_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "val_mse", "test_mse"]
+    return selected.groupby(["setting", "branch"], sort=False)[cols].mean()
+
+
+def factor_effects(selected: pd.DataFrame, columns: Sequence[str] = ("active_pct", "A071_pct")) -> pd.DataFrame:
+    """How far each factor moves each column: per factor and branch, the largest minus the smallest
+    seed mean over the factor's settings (percentage points), for ``columns``."""
+    means = setting_means(selected)
+    out = {}
+    for factor, labels in FACTORS.items():
+        have = [lab for lab in labels if lab in means.index.get_level_values(0)]
+        if len(have) < 2:
+            continue
+        row = {}
+        for branch in BRANCHES:
+            vals = means.loc[[(lab, branch) for lab in have]]
+            for col in columns:
+                row[(branch, col)] = float(vals[col].max() - vals[col].min())
+        out[factor] = row
+    df = pd.DataFrame(out).T
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["branch", "measure"])
+    return df
+
+
+def plot_map(selected: pd.DataFrame, paper: dict | None = None):
+    """The map: one panel per branch, active share (x) against % A >= .71 (y), one point per
+    setting (seed mean; the bars span the seeds), coloured by factor; the paper's value a star."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    paper = PAPER_FIGURE1 if paper is None else paper
+    groups = {lab: factor for factor, labels in FACTORS.items() for lab in labels if lab not in ("base (balanced, x0.1)",)}
+    colors = dict(zip(FACTORS, plt.get_cmap("tab10").colors))
+    with plots.paper_style():
+        fig, axes = plots.panel_grid(len(BRANCHES), cols=2, panel_height=3.0)
+        for ax, branch in zip(axes, BRANCHES):
+            sub = selected[selected["branch"] == branch]
+            for label, g in sub.groupby("setting", sort=False):
+                factor = groups.get(label)
+                color = "black" if factor is None else colors[factor]
+                x, y = g["active_pct"], g["A071_pct"]
+                ax.errorbar(x.mean(), y.mean(), xerr=[[x.mean() - x.min()], [x.max() - x.mean()]],
+                            yerr=[[y.mean() - y.min()], [y.max() - y.mean()]], fmt="o", ms=4, color=color, lw=0.8, alpha=0.85)
+            n_act, a71, _ = paper[branch]
+            ax.plot(100 * n_act / 2048, a71, marker="*", ms=14, color="crimson", mec="black", ls="none")
+            ax.set_title(branch)
+            ax.set_xlim(0, 102)
+            ax.set_ylim(-2, 102)
+            ax.set_xlabel("active share of the width (%)")
+            ax.set_ylabel("% of active with $A_j \\geq 0.71$")
+        handles = [plt.Line2D([], [], marker="o", ls="none", color=c, label=f) for f, c in colors.items()]
+        handles += [plt.Line2D([], [], marker="o", ls="none", color="black", label="base (balanced, x0.1)"),
+                    plt.Line2D([], [], marker="*", ms=12, ls="none", color="crimson", mec="black", label="the paper (width 2 048)")]
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
+    return fig
+
+
+# --- the study's answers -------------------------------------------------------------------------
+
+def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
+    """Every setting scored on the table and on the paper's fingerprints, closest first: the mean
+    distance to the paper's table (points) and the cosine cells within 10 points
+    (:func:`paper_distance`); the ReLU rate validation picks per seed and the selected checkpoint's
+    step as a share of the run (the paper: 0.004 at 0.925); in how many of the gated networks'
+    (network, seed) pairs the stated rate is the best of the three tried; the ReLU dead share and
+    test MSE."""
+    sel = selected_frame(result)
+    dist = paper_distance(sel, paper)[["distance (points)", "cosine cells within 10"]]
+    fp = fingerprints(result)
+    gated = [f"{a}_stated_over_best" for a in ("gelu", "reglu", "swiglu")]
+    per = fp.groupby("setting", sort=False).agg(
+        **{"ReLU rate picked": ("relu_rate", lambda v: ", ".join(f"{x:g}" for x in v)),
+           "ReLU best step / steps": ("relu_best_step_share", "mean")})
+    per["stated rate best"] = fp.groupby("setting", sort=False)[gated].apply(
+        lambda g: f"{int((np.isclose(g.to_numpy(), 1.0)).sum())} of {g.size}")
+    relu = setting_means(sel).xs("relu", level="branch")[["dead_pct", "test_mse"]].rename(
+        columns={"dead_pct": "ReLU dead %", "test_mse": "ReLU test MSE"})
+    return dist.join(per).join(relu).sort_values("distance (points)")
+
+
+def dead_neurons(selected: pd.DataFrame, branch: str = "relu") -> pd.DataFrame:
+    """The dead-neuron hypothesis, per setting (seed means, one branch): the active share, the
+    share of the width that is dead, the share of the *active* set that is dead, and the share of
+    the width carrying 90 % of the importance."""
+    m = setting_means(selected).xs(branch, level="branch")
+    return m[["active_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "A071_pct", "test_mse"]].rename(columns={
+        "active_pct": "active %", "dead_pct": "dead % of width", "dead_of_active_pct": "dead % of active",
+        "spread90_pct": "% of width carrying 90 %", "A071_pct": "A ≥ .71 %", "test_mse": "test MSE"})
+
+
+def gate_value_split(selected: pd.DataFrame, labels: Sequence[str] = FACTORS["value branch scale"], paper: dict | None = None) -> pd.DataFrame:
+    """The gate / value hypothesis: per setting (seed means), the ReGLU gate's and value branch's
+    cosine columns and the gate-minus-value gaps, beside the paper's."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    m = setting_means(selected)
+    rows = []
+    pg, pv = paper["reglu gate"], paper["reglu value"]
+    rows.append({"setting": "the paper", "gate A ≥ .71 %": pg[1], "value A ≥ .71 %": pv[1], "gap A ≥ .71": pg[1] - pv[1],
+                 "gate A ≥ .90 %": pg[2], "value A ≥ .90 %": pv[2], "gap A ≥ .90": pg[2] - pv[2]})
+    for label in labels:
+        if (label, "reglu gate") not in m.index:
+            continue
+        g, v = m.loc[(label, "reglu gate")], m.loc[(label, "reglu value")]
+        rows.append({"setting": label, "gate A ≥ .71 %": g["A071_pct"], "value A ≥ .71 %": v["A071_pct"], "gap A ≥ .71": g["A071_pct"] - v["A071_pct"],
+                     "gate A ≥ .90 %": g["A090_pct"], "value A ≥ .90 %": v["A090_pct"], "gap A ≥ .90": g["A090_pct"] - v["A090_pct"]})
+    return pd.DataFrame(rows).set_index("setting")

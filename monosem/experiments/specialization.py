@@ -24,9 +24,9 @@ from ..specialization import PAPER_FIGURE1, active_set, importance, specializati
 from ..train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
-           "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "format_ablation", "ablation_verdict",
-           "table_rows", "figure_neurons", "format_paper_comparison", "recorded_name", "paper_scale_verdict",
-           "rate_rows", "format_rate_rows", "importance_spread", "format_importance_spread", "SPREAD_FRACTIONS",
+           "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "ablation_frame", "ablation_summary",
+           "ablation_verdict", "table_rows", "figure_neurons", "paper_comparison_frame", "recorded_name", "paper_scale_verdict",
+           "rate_rows", "rate_frame", "importance_spread", "importance_spread_frame", "SPREAD_FRACTIONS",
            "figure1_frame", "figure1_row_status", "figure1_claims"]
 
 #: Our seeds for ``figure1_model().sample`` (the paper does not give its own).
@@ -235,15 +235,6 @@ def _row(r, seed: int, test_mse: float, lr: float) -> dict:
             "frac_D2": r.frac_D2, "test_mse": float(test_mse), "lr": lr}
 
 
-def format_importance_spread(spread: dict[str, dict[str, float]]) -> str:
-    """:func:`importance_spread` as text: % of the width carrying each share of the importance."""
-    shares = list(next(iter(spread.values())))
-    lines = [f"{'% of neurons carrying':<22}" + "".join(f"{float(s) * 100:>8g} %" for s in shares)]
-    for act, row in spread.items():
-        lines.append(f"{act:<22}" + "".join(f"{row[s]:>9.1f}%" for s in shares))
-    return "\n".join(lines)
-
-
 def rate_rows(run: Figure1Run) -> list[dict]:
     """The Figure 1 rows of every candidate of a learning-rate search (the ReLU grid), selected or
     not, as :func:`table_rows` gives them plus ``val_mse`` and ``selected``: how the table
@@ -254,23 +245,29 @@ def rate_rows(run: Figure1Run) -> list[dict]:
             for lr, seed, net, val, err in run.candidates for r in specialization_table(net, directions)]
 
 
-def format_rate_rows(rows: list[dict], paper: dict | None = None) -> str:
-    """:func:`rate_rows` as text, one line per rate (seed means), beside the paper's ReLU row."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    n_act, a71, a90 = paper["relu"]
-    lines = [f"{'ReLU rate':>9} {'val MSE':>9} {'test MSE':>9} {'active %':>9} {'A>=.71 %':>9} {'A>=.90 %':>9}",
-             f"{'paper':>9} {'':>9} {'':>9} {100 * n_act / 2048:>9.1f} {a71:>9.1f} {a90:>9.1f}   (rate 0.004)"]
-    for lr in sorted({r["lr"] for r in rows}):
-        mine = [r for r in rows if r["lr"] == lr]
-        mean = {key: sum(r[key] for r in mine) / len(mine) for key in ("val_mse", "test_mse", "frac_A071", "frac_A090")}
-        active = sum(100 * r["n_active"] / r["width"] for r in mine) / len(mine)
-        lines.append(f"{lr:>9g} {mean['val_mse']:>9.3g} {mean['test_mse']:>9.3g} {active:>9.1f} {100 * mean['frac_A071']:>9.1f} "
-                     f"{100 * mean['frac_A090']:>9.1f}" + ("   selected" if any(r["selected"] for r in mine) else ""))
-    return "\n".join(lines)
+def rate_frame(rows: list[dict]) -> pd.DataFrame:
+    """:func:`rate_rows` as a table, one row per rate of the search (seed means): validation and
+    test MSE, active share and the two cosine columns (percent), and whether validation picked it."""
+    df = pd.DataFrame(rows)
+    df["active %"] = 100 * df["n_active"] / df["width"]
+    df["A ≥ .71 %"], df["A ≥ .90 %"] = 100 * df["frac_A071"], 100 * df["frac_A090"]
+    out = df.groupby("lr").agg(**{"val MSE": ("val_mse", "mean"), "test MSE": ("test_mse", "mean"), "active %": ("active %", "mean"),
+                                  "A ≥ .71 %": ("A ≥ .71 %", "mean"), "A ≥ .90 %": ("A ≥ .90 %", "mean"), "selected": ("selected", "any")})
+    out.index.name = "ReLU rate"
+    return out
 
 
 #: shares of the total importance at which :func:`importance_spread` counts the neurons needed
 SPREAD_FRACTIONS = (0.5, 0.9, 0.99, 0.999)
+
+
+def importance_spread_frame(spread: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """:func:`importance_spread` as a table: one row per activation, one column per share of the
+    importance, the % of the width carrying it."""
+    df = pd.DataFrame(spread).T
+    df.columns = [f"% of width carrying {float(c) * 100:g} %" for c in df.columns]
+    df.index.name = "activation"
+    return df
 
 
 def importance_spread(runs: dict[str, Figure1Run]) -> dict[str, dict[str, float]]:
@@ -344,35 +341,28 @@ def reading_ablation(
     return out
 
 
-def format_paper_comparison(recorded: dict, live_rows: list[dict] | None = None, paper: dict | None = None) -> str:
+def paper_comparison_frame(recorded: dict, live_rows: list[dict] | None = None, paper: dict | None = None) -> pd.DataFrame:
     """Figure 1 at the paper's scale (a recorded :func:`reading_ablation` of one reading at the
-    ``paper`` sizes) beside the paper's table and, when given, the live profile's rows: per
-    branch, active share / % A >= .71 / % A >= .90, and the recorded run's differences from the
-    paper in percentage points (lines of at most 80 characters)."""
+    ``paper`` sizes) beside the paper's table and, when given, the live profile's rows: one row per
+    branch, the active share and the two cosine columns (percent) of each, and the recorded run's
+    differences from the paper (percentage points)."""
     paper = PAPER_FIGURE1 if paper is None else paper
     name = next(iter(recorded["readings"]))
     rec = _branch_means(recorded["readings"][name]["rows"])
     live = _branch_means(live_rows) if live_rows else {}
-    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU g", "reglu value": "ReGLU v",
-             "swiglu gate": "SwiGLU g", "swiglu value": "SwiGLU v"}
-    cell = lambda a, b, c: f"{a:.1f}/{b:.1f}/{c:.1f}"  # noqa: E731
-    lines = [f"reading {name!r}; active % / A>=.71 % / A>=.90 %",
-             f"{'branch':<9}{'paper':>16}{'recorded':>16}{'minus paper (pp)':>20}" + (f"{'live':>16}" if live else "")]
-    diffs = []
+    out = []
     for b, (n_act, a71, a90) in paper.items():
         if b not in rec:
             continue
         m = rec[b]
+        row = {"branch": _BRANCH_NAMES.get(b, b), "paper active %": 100 * n_act / 2048, "paper A ≥ .71 %": a71, "paper A ≥ .90 %": a90,
+               "recorded active %": m["active_pct"], "recorded A ≥ .71 %": m["A071_pct"], "recorded A ≥ .90 %": m["A090_pct"]}
         d = _minus_paper(m, paper[b])
-        diffs += [abs(v) for v in d]
-        line = (f"{short.get(b, b):<9}{cell(100 * n_act / 2048, a71, a90):>16}"
-                f"{cell(m['active_pct'], m['A071_pct'], m['A090_pct']):>16}{'/'.join(f'{v:+.1f}' for v in d):>20}")
+        row |= {"minus paper: active": d[0], "minus paper: A ≥ .71": d[1], "minus paper: A ≥ .90": d[2]}
         if b in live:
-            line += f"{cell(live[b]['active_pct'], live[b]['A071_pct'], live[b]['A090_pct']):>16}"
-        lines.append(line)
-    if diffs:
-        lines.append(f"mean |recorded - paper| {sum(diffs) / len(diffs):.1f} points, largest {max(diffs):.1f}")
-    return "\n".join(lines)
+            row |= {"live active %": live[b]["active_pct"], "live A ≥ .71 %": live[b]["A071_pct"], "live A ≥ .90 %": live[b]["A090_pct"]}
+        out.append(row)
+    return pd.DataFrame(out).set_index("branch")
 
 
 def _ordered(readings) -> list[str]:
@@ -425,32 +415,34 @@ def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[s
     return scores
 
 
-def format_ablation(result: dict, paper: dict | None = None) -> str:
-    """The ablation as text (lines of at most 80 characters): per branch (rows) and reading
-    (columns), active share / A >= .71 / A >= .90 in percent (seed means) beside the paper's; then
-    each reading's distance to the paper, its test MSE per activation and its training time."""
+def ablation_frame(result: dict, paper: dict | None = None) -> pd.DataFrame:
+    """The readings ablation as a table: one row per branch, the paper's and each reading's
+    "active / A ≥ .71 / A ≥ .90" (percent, seed means)."""
     paper = PAPER_FIGURE1 if paper is None else paper
-    scores = ablation_scores(result, paper)
     names = _ordered(result["readings"])
     means = {n: _branch_means(result["readings"][n]["rows"]) for n in names}
-    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU g", "reglu value": "ReGLU v",
-             "swiglu gate": "SwiGLU g", "swiglu value": "SwiGLU v"}
-    cell = lambda a, b, c: f"{a:.0f}/{b:.0f}/{c:.0f}"  # noqa: E731
-    lines = [f"width {result['width']}, batch {result['batch']}, seeds {result['seeds']}:",
-             "active % / A>=.71 % / A>=.90 % (seed means); the paper's at width 2 048",
-             f"{'branch':<10}{'paper':>13}" + "".join(f"{n:>13}" for n in names)]
-    for b in paper:
-        lines.append(f"{short.get(b, b):<10}{cell(100 * paper[b][0] / 2048, paper[b][1], paper[b][2]):>13}"
-                     + "".join(f"{cell(means[n][b]['active_pct'], means[n][b]['A071_pct'], means[n][b]['A090_pct']) if b in means[n] else '-':>13}"
-                               for n in names))
-    lines.append(f"{'distance':<10}{'(points)':>13}" + "".join(f"{scores[n]['mean_pp']:>8.1f} mean" for n in names))
-    lines.append(f"{'':<10}{'':>13}" + "".join(f"{scores[n]['max_pp']:>9.1f} max" for n in names))
-    lines.append("test MSE (seed means, ReLU / GELU / ReGLU / SwiGLU) and training time:")
-    for n in names:
+    cell = lambda m: f"{m['active_pct']:.0f} / {m['A071_pct']:.0f} / {m['A090_pct']:.0f}"  # noqa: E731
+    out = []
+    for b, (n_act, a71, a90) in paper.items():
+        row = {"branch": _BRANCH_NAMES.get(b, b), "paper": f"{100 * n_act / 2048:.0f} / {a71:.0f} / {a90:.0f}"}
+        row |= {n: cell(means[n][b]) if b in means[n] else "" for n in names}
+        out.append(row)
+    return pd.DataFrame(out).set_index("branch")
+
+
+def ablation_summary(result: dict, paper: dict | None = None) -> pd.DataFrame:
+    """Per reading: its distance to the paper's table (mean and largest, points; :func:`ablation_scores`),
+    the test MSE of each activation (seed means) and the training time in minutes."""
+    scores = ablation_scores(result, paper)
+    out = []
+    for n in _ordered(result["readings"]):
         rec = result["readings"][n]
-        mses = [v["test_mse"] for b, v in means[n].items() if not b.endswith("value")]
-        lines.append(f"  {n:<14}" + " / ".join(f"{v:.3g}" for v in mses) + f"   ({rec['seconds'] / 60:.0f} min)")
-    return "\n".join(lines)
+        means = _branch_means(rec["rows"])
+        row = {"reading": n, "mean distance (points)": scores[n]["mean_pp"], "largest (points)": scores[n]["max_pp"]}
+        row |= {f"{b} test MSE": v["test_mse"] for b, v in means.items() if not b.endswith("value")}
+        row["minutes"] = rec["seconds"] / 60
+        out.append(row)
+    return pd.DataFrame(out).set_index("reading")
 
 
 #: a reading "reproduces" a column of the paper's table when it lands within this many points
@@ -595,4 +587,40 @@ def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None =
         status, evidence = figure1_row_status([r for r in rows if r["branch"] == branch], row)
         claim = f"Figure 1, {_BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
         out.append(Claim(page, claim, scale, status, evidence))
+    return out
+
+
+def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, str]:
+    """The numbers page 03's prose quotes about the paper-scale run, computed from its record and
+    formatted for ``glue``: per branch ``"<b>"`` = "active / A ≥ .71 / A ≥ .90" (percent) and
+    ``"<b> paper"`` the paper's; the ReGLU gate-minus-value gaps (``gap71``, ``gap90`` and the
+    paper's); the rate validation picked (``relu_rate``), its validation MSE, that of 0.004 and their
+    ratio; the ReLU cosine columns at the smallest and largest searched rate; the ReLU share of the
+    width carrying 90 % and 99 % of the importance; the mean distance to the paper's table."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    entry = next(iter(recorded["readings"].values()))
+    means = _branch_means(entry["rows"])
+    out = {}
+    for b, (n_act, a71, a90) in paper.items():
+        m = means[b]
+        out[b] = f"{m['active_pct']:.1f} % / {m['A071_pct']:.1f} % / {m['A090_pct']:.1f} %"
+        out[f"{b} paper"] = f"{100 * n_act / 2048:.1f} % / {a71:.1f} % / {a90:.1f} %"
+    g, v = means["reglu gate"], means["reglu value"]
+    pg, pv = paper["reglu gate"], paper["reglu value"]
+    out |= {"gap71": f"{g['A071_pct'] - v['A071_pct']:+.1f}", "gap90": f"{g['A090_pct'] - v['A090_pct']:+.1f}",
+            "gap71 paper": f"{pg[1] - pv[1]:+.1f}", "gap90 paper": f"{pg[2] - pv[2]:+.1f}"}
+    rates = rate_frame(entry["relu_rates"])
+    picked = rates[rates["selected"]].index[0]
+    out |= {"relu_rate": f"{picked:g}", "relu_rate_val": f"{rates.loc[picked, 'val MSE']:.3g}",
+            "val_0004": f"{rates.loc[0.004, 'val MSE']:.2g}" if 0.004 in rates.index else "not searched",
+            "val_ratio_0004": f"{rates.loc[0.004, 'val MSE'] / rates.loc[picked, 'val MSE']:.1f}" if 0.004 in rates.index else "",
+            "relu_low_rate": f"{rates.index.min():g}", "relu_high_rate": f"{rates.index.max():g}",
+            "relu_low": f"{rates['A ≥ .71 %'].iloc[0]:.1f} % / {rates['A ≥ .90 %'].iloc[0]:.1f} %",
+            "relu_high": f"{rates['A ≥ .71 %'].iloc[-1]:.1f} % / {rates['A ≥ .90 %'].iloc[-1]:.1f} %",
+            "relu_active_range": f"{rates['active %'].min():.0f}–{rates['active %'].max():.0f} %",
+            "relu_active_paper": f"{100 * paper['relu'][0] / 2048:.1f} %"}
+    spread = entry.get("importance_spread", {}).get("relu", {})
+    if spread:
+        out |= {"relu_spread90": f"{spread['0.9']:.0f} %", "relu_spread99": f"{spread['0.99']:.0f} %"}
+    out["distance"] = f"{ablation_scores({'readings': {'r': entry}}, paper)['r']['mean_pp']:.1f}"
     return out
