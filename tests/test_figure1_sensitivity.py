@@ -109,5 +109,10 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     split = gate_value_split(sel)
     assert list(split.index) == ["the paper", "base (balanced, x0.1)", "value x0.1"]
     assert split.loc["value x0.1", "gap A ≥ .71"] == pytest.approx(split.loc["value x0.1", "gate A ≥ .71 %"] - split.loc["value x0.1", "value A ≥ .71 %"])
+    from monosem.experiments.figure1_sensitivity import study_numbers
+
+    text = study_numbers(out)
+    assert set(text) == {"dead_text", "value_text", "fingerprint_text", "answer_text"}
+    assert "value x0.1" in text["value_text"] and "3 settings, two seeds each" in text["answer_text"]
     fig = plot_map(sel)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6

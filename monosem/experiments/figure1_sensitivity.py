@@ -426,11 +426,12 @@ def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
 
 def dead_neurons(selected: pd.DataFrame, branch: str = "relu") -> pd.DataFrame:
     """The dead-neuron hypothesis, per setting (seed means, one branch): the active share, the
-    share of the width that is dead, the share of the *active* set that is dead, and the share of
+    share of the width that is active and not dead, the share of the width that is dead, the share of the *active* set that is dead, and the share of
     the width carrying 90 % of the importance."""
     m = setting_means(selected).xs(branch, level="branch")
-    return m[["active_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "A071_pct", "test_mse"]].rename(columns={
-        "active_pct": "active %", "dead_pct": "dead % of width", "dead_of_active_pct": "dead % of active",
+    m["alive_active_pct"] = m["active_pct"] * (1 - m["dead_of_active_pct"] / 100)
+    return m[["active_pct", "alive_active_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "A071_pct", "test_mse"]].rename(columns={
+        "active_pct": "active %", "alive_active_pct": "active and alive %", "dead_pct": "dead % of width", "dead_of_active_pct": "dead % of active",
         "spread90_pct": "% of width carrying 90 %", "A071_pct": "A ≥ .71 %", "test_mse": "test MSE"})
 
 
@@ -450,3 +451,83 @@ def gate_value_split(selected: pd.DataFrame, labels: Sequence[str] = FACTORS["va
         rows.append({"setting": label, "gate A ≥ .71 %": g["A071_pct"], "value A ≥ .71 %": v["A071_pct"], "gap A ≥ .71": g["A071_pct"] - v["A071_pct"],
                      "gate A ≥ .90 %": g["A090_pct"], "value A ≥ .90 %": v["A090_pct"], "gap A ≥ .90": g["A090_pct"] - v["A090_pct"]})
     return pd.DataFrame(rows).set_index("setting")
+
+
+def _closer(now: float, before: float, target: float, margin: float = 5.0) -> str:
+    """"closer", "farther" or "no closer" to ``target``, by more than ``margin`` points."""
+    if abs(now - target) < abs(before - target) - margin:
+        return "closer"
+    if abs(now - target) > abs(before - target) + margin:
+        return "farther"
+    return "no closer"
+
+
+def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
+    """The sentences page 03 writes about the study, each with the numbers that show it, computed
+    from the record: ``dead_text`` (hypothesis 1), ``value_text`` (hypothesis 2), ``fingerprint_text``
+    and ``answer_text`` (the closest setting, whether any reaches 10 of the 12 cosine cells within
+    10 points, and the factors that move each column most)."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    sel = selected_frame(result)
+    labels = set(sel["setting"])
+    dead = dead_neurons(sel)
+    out = {}
+    # hypothesis 1: dead neurons
+    most = dead["dead % of width"].idxmax()
+    r = float(np.corrcoef(dead["active %"], dead["dead % of width"])[0, 1]) if len(dead) > 2 else math.nan
+    counted = dead.loc[most, "dead % of active"]
+    paper_active = 100 * paper["relu"][0] / 2048
+    out["dead_text"] = (
+        f"Most ReLU neurons die under “{most}”: {dead.loc[most, 'dead % of width']:.0f} % of the width is dead on the whole "
+        f"training set, and {counted:.0f} % of its active set are dead neurons, which the 99.9 % rule counts because a dead "
+        f"neuron keeps the importance it had when it died. Counting live neurons only, its active share would be "
+        f"{dead.loc[most, 'active and alive %']:.0f} % instead of {dead.loc[most, 'active %']:.0f} % (the paper: {paper_active:.1f} %; "
+        f"test MSE {dead.loc[most, 'test MSE']:.2g}). Over all {len(dead)} settings the ReLU dead share and active share correlate "
+        f"at r = {r:+.2f}. "
+        + ("Supported: the rule does count dead neurons, and in numbers that matter to the active share."
+           if counted >= 20 else "Not supported: dead neurons are not a material part of any active set here."))
+    # hypothesis 2: a smaller value branch
+    split = gate_value_split(sel, paper=paper)
+    smallest = [lab for lab in FACTORS["value branch scale"] if lab in split.index][-1]
+    base = "base (balanced, x0.1)"
+    if base in split.index and smallest != base:
+        verdicts = [_closer(split.loc[smallest, c], split.loc[base, c], split.loc["the paper", c]) for c in ("gap A ≥ .71", "gap A ≥ .90")]
+        out["value_text"] = (
+            f"With the value rows at “{smallest}” the ReGLU gate-minus-value gap is {split.loc[smallest, 'gap A ≥ .71']:+.1f} points "
+            f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
+            f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
+            f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {verdicts[0]} to the paper on the first column and {verdicts[1]} on the "
+            f"second (by more than 5 points). The hypothesis is "
+            + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
+    else:
+        out["value_text"] = "The value-branch settings are not recorded."
+    # fingerprints
+    fp = fingerprints(result)
+    picks = fp.groupby("setting")["relu_rate"].apply(lambda v: bool(np.isclose(v, 0.004).all()))
+    late = fp.groupby("setting")["relu_best_step_share"].mean()
+    matched = [s for s in picks.index if picks[s]]
+    out["fingerprint_text"] = (
+        (f"Validation picks the paper's ReLU rate 0.004 on every seed under {len(matched)} setting(s): "
+         + ", ".join(f"“{s}” (best checkpoint at {late[s]:.2f} of the run)" for s in matched) + "."
+         if matched else f"No setting makes validation pick the paper's ReLU rate 0.004 on every seed; the rates picked are "
+         f"{', '.join(f'{x:g}' for x in sorted(set(fp['relu_rate'])))}.")
+        + f" Across settings the selected checkpoint lies at {late.min():.2f}–{late.max():.2f} of the run (the paper: 0.925).")
+    # the answer
+    dist = paper_distance(sel, paper)
+    best = dist["distance (points)"].idxmin()
+    top = int(dist["cosine cells within 10"].max())
+    reach = dist.index[dist["cosine cells within 10"] >= 10].tolist()
+    eff = factor_effects(sel, columns=("active_pct", "A071_pct"))
+    movers = []
+    for col, name in (("active_pct", "active share"), ("A071_pct", "% with A ≥ .71")):
+        mean_move = eff.xs(col, level="measure", axis=1).mean(axis=1)
+        f = mean_move.idxmax()
+        movers.append(f"{f} moves the {name} most ({mean_move[f]:.0f} points on average over the six rows)")
+    out["answer_text"] = (
+        (f"{len(reach)} setting(s) bring at least 10 of the 12 cosine cells within 10 points of the paper at width 512: "
+         + ", ".join(f"“{s}”" for s in reach) + "." if reach else
+         f"No setting brings 10 of the 12 cosine cells within 10 points of the paper at width 512; the most is {top}.")
+        + f" The closest setting overall is “{best}”, {dist.loc[best, 'distance (points)']:.1f} points from the paper's table on average "
+        f"({int(dist.loc[best, 'cosine cells within 10'])} of 12 cosine cells within 10). "
+        + "; ".join(movers) + f". {len(labels)} settings, two seeds each.")
+    return out

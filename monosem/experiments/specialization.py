@@ -91,17 +91,11 @@ READINGS = (
 
 #: The reading Figure 1's networks use by default (:func:`train_figure1`): **balanced**, chosen by
 #: the recorded readings ablation (``monosem/recorded/figure1_readings_w512.json`` and ``_w2048``;
-#: page 03), which scores each reading by its distance to the paper's whole table (six rows x
-#: active share, % A >= .71, % A >= .90). At width 512 it is the closest (16.1 points against the
-#: zero-readout reading's 19.0, closer on all three seeds); at width 2 048 it is 0.3 points from the
-#: closest ("small init", 21.7) and 8.3 points closer than zero readout (30.3), again on all three
-#: seeds; and unlike "small init" it does not stall ReLU at width 512 (test MSE 0.013 against
-#: 0.70). The "zero readout" reading (``monosem.models``' default initialization) stays available
-#: as ``READINGS[0]`` (the ablations of page 03 start from it). No reading puts the ReGLU gate within 10 points of
-#: the paper on all three columns. At the paper's own sizes (the recorded
-#: ``figure1_readings_paper_w2048``) it is 22.2 points from the paper's table on average: the
-#: SwiGLU gate within 10 points on every column, 91 % of the ReLU and ReGLU neurons active against
-#: 22-30 %.
+#: page 03 prints its scores, :func:`ablation_verdict`), which scores each reading by its distance
+#: to the paper's whole table (six rows x active share, % A >= .71, % A >= .90). The "zero
+#: readout" reading (``monosem.models``' default initialization) stays available as
+#: ``READINGS[0]`` (the ablations of page 03 start from it). What each unstated choice does to the
+#: table is mapped by :mod:`monosem.experiments.figure1_sensitivity`.
 FIGURE1_READING = READINGS[2]
 
 
@@ -623,4 +617,31 @@ def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, 
     if spread:
         out |= {"relu_spread90": f"{spread['0.9']:.0f} %", "relu_spread99": f"{spread['0.99']:.0f} %"}
     out["distance"] = f"{ablation_scores({'readings': {'r': entry}}, paper)['r']['mean_pp']:.1f}"
+    return out
+
+
+def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
+    """The numbers page 03's remarks quote about a live table (:func:`table_rows`), for ``glue``:
+    per branch "A ≥ .71 / A ≥ .90 % (seed means) against the paper's", the range of the active
+    share over branches, and the largest half seed-range of the cosine columns (ReLU apart)."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    means = _branch_means(rows)
+    out = {}
+    half = {"relu": 0.0, "gated": 0.0}
+    for b, (_, a71, a90) in paper.items():
+        if b not in means:
+            continue
+        m = means[b]
+        out[b] = f"{m['A071_pct']:.1f} % / {m['A090_pct']:.1f} % (paper {a71:.1f} % / {a90:.1f} %)"
+        mine = [r for r in rows if r["branch"] == b]
+        for key in ("frac_A071", "frac_A090"):
+            v = [100 * r[key] for r in mine]
+            group = "relu" if b == "relu" else "gated"
+            half[group] = max(half[group], (max(v) - min(v)) / 2)
+    active = [m["active_pct"] for m in means.values()]
+    out["active_range"] = f"{min(active):.0f}–{max(active):.0f} %"
+    ungelu = [100 * paper[b][0] / 2048 for b in paper if b != "gelu"]
+    out["paper_active"] = (f"{min(ungelu):.0f}–{max(ungelu):.0f} % for ReLU, ReGLU and SwiGLU and "
+                           f"{100 * paper['gelu'][0] / 2048:.0f} % for GELU")
+    out["halfrange_relu"], out["halfrange_gated"] = f"{half['relu']:.1f}", f"{half['gated']:.1f}"
     return out
