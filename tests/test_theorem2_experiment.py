@@ -52,7 +52,7 @@ def test_run_separation_smoke():
         assert math.isfinite(r["test_mse"]) and r["test_mse"] >= 0 and r["n"] == 16
     # clipped predictions in [0,1] against targets in [0,1]: error at most 1
     assert all(r["test_mse"] <= 1.0 for r in res.rows if r["method"].startswith("mlp"))
-    assert "laplace" in res.table()
+    assert "laplace" in res.frame().columns
     Ks, errs = res.series("laplace", 2.0)
     assert Ks.tolist() == [2] and np.all(errs > 0)
 
@@ -76,3 +76,20 @@ def test_bad_arguments():
         X.fit_and_score("svm", x, y, x, y, 2)
     with pytest.raises(ValueError):
         X.run_separation(get_profile("smoke").theorem2, methods=("nope",))
+
+
+def test_separation_findings_quote_the_result():
+    from monosem.experiments.theorem2_separation import SeparationResult, separation_claims, separation_findings
+
+    rows = []
+    for K, A, n, lap, mlp in ((2, 2.0, 16, 0.05, 0.04), (4, 2.0, 64, 0.09, 0.03), (2, 1.0, 8, 0.07, 0.08), (4, 1.0, 16, 0.12, 0.10)):
+        rows.append({"method": "laplace", "K": K, "A": A, "n": n, "test_mse": lap})
+        rows.append({"method": "mlp_B3K", "K": K, "A": A, "n": n, "test_mse": mlp, "train_mse_clipped": 0.01})
+    found = separation_findings(SeparationResult(rows=rows))
+    assert found["grow"].startswith("at A = 2, Laplace's error is 0.05, 0.09 for K = 2, 4")
+    assert found["direction"] == "Laplace's error grows with K at 2 of 2 exponents, and the best MLP's error falls with n at 2 of 2 K"
+    assert found["direction_holds"] == "yes"
+    (claim,) = separation_claims(found, "08_theorem2_separation", "smoke")
+    assert claim.verdict == "reproduces"
+    rows[1]["test_mse"] = 0.2  # the MLP at K = 2 now gets worse with n
+    assert separation_findings(SeparationResult(rows=rows))["direction_holds"] == "partly"
