@@ -295,10 +295,9 @@ def test_recorded_results_round_trip(tmp_path):
         save_recorded("demo_page", "paper", {}, -1.0, path=tmp_path / "x.json")
 
 
-def test_format_dynamics_summary_reads_a_page07_payload():
-    from monosem.experiments.theorem1_dynamics import RECORD_COMMAND, format_dynamics_summary
+def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
+    from monosem.experiments.theorem1_dynamics import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
 
-    assert RECORD_COMMAND in format_dynamics_summary(None)
     payload = {
         "profile": "paper", "recorded": "2026-11-30 20:00 UTC", "seconds": 1800.0,
         "machine": {"cpu_count": 2, "torch_threads": 2, "accelerator": None, "git_commit": "abc1234"},
@@ -314,9 +313,14 @@ def test_format_dynamics_summary_reads_a_page07_payload():
             "perturbation": {"h2": {"0": 1.0, "1": 0.1}},
         },
     }
-    text = format_dynamics_summary(payload)
-    assert "30.0 min" in text and "commit abc1234" in text and "fitted C = 0.935" in text
-    assert "no fitting phase" in text and "slope 2.00" in text
+    head = recorded_header(payload)
+    assert "30.0 min" in head and "commit abc1234" in head
+    tables = dynamics_tables(payload["results"])
+    assert tables["flows"].loc[(3, 32.0), "converged share"] == 0.0 and list(tables["tracking"].index) == [1e-2, 1e-3]
+    numbers = dynamics_numbers(payload["results"])
+    assert numbers["C_fit"] == "0.935" and numbers["conv_hi"] == "0 %" and numbers["slope"] == "2.00"
+    lemma9, lemma8, lemma7 = dynamics_claims(payload["results"], "07_theorem1_dynamics", "paper")
+    assert lemma9.verdict == "reproduces" and lemma8.verdict == "does not reproduce" and lemma7.verdict == "not settled"
 
 
 def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypatch):
@@ -386,7 +390,7 @@ def test_dynamics_record_round_trip():
     summary prints every part."""
     import json
 
-    from monosem.experiments.theorem1_dynamics import dynamics_results, format_dynamics_summary
+    from monosem.experiments.theorem1_dynamics import dynamics_results, dynamics_tables
 
     rng = np.random.default_rng(0)
     flows = {(3, 4.0): {"conv": np.array([True, True, False, True]), "dist": np.full(4, 0.1), "labels": np.array([0, 1, 2, 0])}}
@@ -402,8 +406,8 @@ def test_dynamics_record_round_trip():
     back = json.loads(json.dumps(res))
     assert back["flows"][0]["converged"] == 0.75 and back["full_network"]["t_half_drop"] == 1.0
     assert back["full_network"]["one_cluster_most_specialized"] == 1.0 and back["perturbation"]["h2"] == {"0": 1.0, "1": 0.0}
-    text = format_dynamics_summary({"profile": "smoke", "recorded": "now", "seconds": 1.0, "machine": {}, "results": back})
-    assert "fitted C = 0.930" in text and "slope 2.00" in text and "alpha 1: 0.00" in text
+    tables = dynamics_tables(back)
+    assert tables["perturbation"].loc["h2", "1"] == 0.0 and tables["tracking"]["sup tracking error"].tolist() == [1e-3, 1e-5]
 
 
 def test_export_writes_every_cell_as_csv_and_json(tmp_path, capsys):

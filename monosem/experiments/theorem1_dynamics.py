@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-__all__ = ["dynamics_results", "format_dynamics_summary", "RECORD_COMMAND"]
+__all__ = ["dynamics_results", "recorded_header", "dynamics_tables", "dynamics_numbers", "dynamics_claims", "RECORD_COMMAND"]
 
 RECORD_COMMAND = "papermill notebooks/07_theorem1_dynamics.ipynb /tmp/07.ipynb -p profile paper -p record True"
 
@@ -90,42 +91,71 @@ def dynamics_results(
     }
 
 
-def format_dynamics_summary(payload: dict[str, Any] | None) -> str:
-    """A few lines of text for a recorded page-07 payload; a how-to line when there is none."""
-    if payload is None:
-        return f"not recorded yet; to record it, run\n  {RECORD_COMMAND}"
-    r = payload["results"]
-    lines = [
-        f"{payload['profile']} profile, recorded {payload['recorded']} on {_machine(payload['machine'])}: "
-        f"{_duration(payload['seconds'])} for the whole page",
-        f"teacher-only flows (t_max = {r['t_max']:g}):",
-        "   K      R     m  converged  median distance x R",
+def recorded_header(payload: dict[str, Any]) -> str:
+    """One line: the record's profile, date, machine and wall time."""
+    return (f"{payload['profile']} profile, recorded {payload['recorded']} on {_machine(payload['machine'])}: "
+            f"{_duration(payload['seconds'])} for the whole page")
+
+
+def dynamics_tables(results: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """A page-07 record's numbers (``payload["results"]``) as tables: ``flows`` (the teacher-only
+    flows per (K, R): converged share, median distance to the specialized maximum times R),
+    ``coverage`` (Lemma 8: simulated and exact coverage and the two bounds), ``tracking`` (Lemma 9:
+    the tracking error per eps) and ``perturbation`` (the one-cluster share per perturbed target
+    and alpha)."""
+    flows = pd.DataFrame(results["flows"]).rename(columns={"converged": "converged share", "median_distance_times_R": "median distance × R"})
+    cov = pd.DataFrame(results["coverage"]["rows"]).rename(columns={"bound": "lower bound", "bound_exp": "exponential bound"})
+    tr = results["tracking"]
+    tracking = pd.DataFrame({"eps": tr["eps"], "sup tracking error": tr["errors"]})
+    if tr.get("invariant"):
+        tracking["invariant, relative error"] = tr["invariant"]
+    pert = pd.DataFrame(results["perturbation"]).T
+    pert.index.name, pert.columns.name = "perturbation", "alpha"
+    return {"flows": flows.set_index(["K", "R"]), "coverage": cov.set_index("m"), "tracking": tracking.set_index("eps"),
+            "perturbation": pert}
+
+
+#: the tracking error's log-log slope against eps that Lemma 9 predicts, and the tolerance of the verdict
+TRACKING_SLOPE, SLOPE_TOLERANCE = 2.0, 0.25
+#: coverage "follows the exact value" when every simulated value is within this of it
+COVERAGE_TOLERANCE = 0.05
+
+
+def dynamics_numbers(results: dict[str, Any]) -> dict[str, str]:
+    """The numbers page 07's prose quotes about a record, for ``glue``."""
+    flows = pd.DataFrame(results["flows"])
+    fn = results["full_network"]
+    r_lo, r_hi = flows["R"].min(), flows["R"].max()
+    return {"C_fit": f"{results['C_fit']:.3f}", "slope": f"{results['tracking']['slope']:.2f}",
+            "R_lo": f"{r_lo:g}", "R_hi": f"{r_hi:g}",
+            "dist_lo": f"{flows[flows['R'] == r_lo]['median_distance_times_R'].iloc[0]:.4f}",
+            "dist_hi": f"{flows[flows['R'] == r_hi]['median_distance_times_R'].iloc[0]:.4f}",
+            "conv_lo": f"{100 * flows[flows['R'] == r_lo]['converged'].min():.0f} %",
+            "conv_hi": f"{100 * flows[flows['R'] == r_hi]['converged'].min():.0f} %",
+            "chi2_min": f"{min(results['chi2_p'].values()):.3f}",
+            "one_best": f"{100 * fn['one_cluster_most_specialized']:.0f} %", "t_best": f"{fn['t_most_specialized']:.0f}",
+            "one_end": f"{100 * fn['one_cluster_end']:.0f} %", "m_full": f"{results['tracking']['m']}"}
+
+
+def dynamics_claims(results: dict[str, Any], page: str, scale: str) -> list:
+    """Page 07's rows of the status page, from a record: Lemma 9's O(eps^2) tracking (the log-log
+    slope within :data:`SLOPE_TOLERANCE` of 2), Lemma 8's coverage (every simulated value within
+    :data:`COVERAGE_TOLERANCE` of the exact one) and Lemma 7's convergence of the teacher-only flow
+    to a specialized maximum ("not settled" when some neurons have not converged by t_max)."""
+    from .verdicts import Claim
+
+    slope = results["tracking"]["slope"]
+    rows = results["coverage"]["rows"]
+    gap = max(abs(r["simulated"] - r["exact"]) for r in rows)
+    conv = [f["converged"] for f in results["flows"]]
+    return [
+        Claim(page, "Lemma 9: the network tracks the teacher-only flow to O(ε²)", scale,
+              "reproduces" if abs(slope - TRACKING_SLOPE) <= SLOPE_TOLERANCE else "does not reproduce",
+              f"log-log slope {slope:.2f} (Lemma 9: 2)"),
+        Claim(page, "Lemma 8: neurons cover every cluster at the i.i.d. rate", scale,
+              "reproduces" if gap <= COVERAGE_TOLERANCE else "does not reproduce",
+              f"simulated coverage within {gap:.3f} of the exact value"),
+        Claim(page, "Lemma 7: a neuron's teacher-only flow converges to a one-cluster maximum", scale,
+              "reproduces" if min(conv) == 1.0 else "not settled",
+              f"{100 * min(conv):.0f}–{100 * max(conv):.0f} % of neurons converged by t_max = {results['t_max']:g}"),
     ]
-    for row in r["flows"]:
-        med = "-" if row["median_distance_times_R"] is None else f"{row['median_distance_times_R']:.4f}"
-        lines.append(f"  {row['K']:2d} {row['R']:6g} {row['m']:5d}  {row['converged']:9.3f}  {med:>19}")
-    lines.append(f"fitted C = {r['C_fit']:.3f} (Lemma 5: C -> 1)")
-    lines.append("chi-square p-value of uniform labels: " + ", ".join(f"K = {K}: {p:.3f}" for K, p in r["chi2_p"].items()))
-    cov = r["coverage"]
-    for row in cov["rows"]:
-        lines.append(
-            f"coverage, K = {cov['K']}, m = {row['m']:3d}: simulated {row['simulated']:.3f}, exact {row['exact']:.3f}, "
-            f"bounds {row['bound']:.3f} >= {row['bound_exp']:.3f}"
-        )
-    tr = r["tracking"]
-    errs = ", ".join(f"{e:.0e}: {err:.2e}" for e, err in zip(tr["eps"], tr["errors"]))
-    lines.append(
-        f"Lemma 9 tracking (K = {tr['K']}, R = {tr['R']:g}, m = {tr['m']}, {tr['n_mc']} points per cluster, "
-        f"T = {tr['T']:.1f}): eps -> error {errs}; slope {tr['slope']:.2f} (Lemma 9: 2)"
-        + (f"; invariant kept to {max(tr['invariant']):.0e} (relative)" if tr.get("invariant") else "")
-    )
-    fn = r["full_network"]
-    half = "no fitting phase" if fn["t_half_drop"] is None else f"half of the drop by t = {fn['t_half_drop']:.0f}"
-    lines.append(
-        f"full network (eps = {fn['eps']:g}): loss {fn['loss_start']:.3f} -> {fn['loss_end']:.3f}, {half}; "
-        f"one-cluster neurons {fn['one_cluster_most_specialized']:.2f} at t = {fn['t_most_specialized']:.0f}, "
-        f"{fn['one_cluster_end']:.2f} at the end (interaction s.e. {fn['interaction_rel_se']:.1g})"
-    )
-    for name, row in r["perturbation"].items():
-        lines.append(f"target (1 - alpha) h3 + alpha {name}, one-cluster fraction: " + ", ".join(f"alpha {a}: {v:.2f}" for a, v in row.items()))
-    return "\n".join(lines)
