@@ -264,13 +264,13 @@ def _emit(args: argparse.Namespace, text: str, what: str) -> int:
     return 0
 
 
-#: page 09's figures, drawn from their rows: figure -> (rows from records, plot, panels: a count, or
-#: a function of the rows)
+#: page 09's figures, drawn from their rows: figure -> its module of :mod:`.experiments`, and from
+#: the module and the cache: (rows from records, plot, panels: a count, or a function of the rows)
 _BEYOND_PLOTS = {
-    "overlap": lambda beyond, cache: (lambda records: beyond.overlap_rows(records, cache=cache), beyond.plot_overlap, 2),
+    "overlap": ("overlap", lambda mod, cache: (lambda records: mod.overlap_rows(records, cache=cache), mod.plot_overlap, 2)),
     # one panel per Zipf exponent above 0 (the s = 0 cells are the reference)
-    "zipf": lambda beyond, cache: (beyond.zipf_rows, beyond.plot_zipf, lambda rows: sum(r["s"] > 0 for r in rows)),
-    "swaps": lambda beyond, cache: (beyond.swap_rows, beyond.plot_swaps, 1),
+    "zipf": ("rare_regimes", lambda mod, cache: (mod.zipf_rows, mod.plot_zipf, lambda rows: sum(r["s"] > 0 for r in rows))),
+    "swaps": ("routing_or_features", lambda mod, cache: (mod.swap_rows, mod.plot_swaps, 1)),
 }
 
 
@@ -429,15 +429,17 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         out = args.out or Path(f"{args.figure}-{args.profile}.png")
         if args.figure in _BEYOND_PLOTS:  # page 09's figures: their axis is not n
+            import importlib
+
             import matplotlib.pyplot as plt
 
-            from .experiments import beyond
             from .experiments.figures import cached_records
 
             records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods)
             if not records:
                 raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
-            rows_of, plot, panels = _BEYOND_PLOTS[args.figure](beyond, cache)
+            module, parts = _BEYOND_PLOTS[args.figure]
+            rows_of, plot, panels = parts(importlib.import_module(f".experiments.{module}", __package__), cache)
             rows = rows_of(records)
             n = panels(rows) if callable(panels) else panels
             fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)

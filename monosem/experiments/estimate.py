@@ -52,8 +52,8 @@ from dataclasses import dataclass
 
 from ..profiles import Profile, get_profile
 from .cache import Job
+from .drift import DRIFT_ANGLES
 from .sweeps import FIGURES, MIXED_LINK_D, moe_dense_widths, moe_expert_width, sweep
-from .beyond import DRIFT_ANGLES
 
 __all__ = [
     "paper_cost_estimate",

@@ -136,16 +136,16 @@ def _with_runs(label: str, runs: dict[str, set[int]]) -> str:
 
 
 def _plot_moe(P: Profile, records: dict, source: str = "") -> plt.Figure:
-    """Page 09's mixture-of-experts sweep: one panel per K (:func:`~.beyond.plot_moe`)."""
-    from . import beyond
+    """Page 10's mixture-of-experts sweep: one panel per K (:func:`~.experts.plot_moe`)."""
+    from . import experts
 
-    rows = beyond.moe_rows(records)
+    rows = experts.moe_rows(records)
     if not rows:
         raise ValueError(f"no results of moe at profile {P.name!r} to draw: run `python -m monosem run moe --profile {P.name}` first")
     n_panels = len({r["K"] for r in rows})
     with plots.paper_style():
         fig, axes = plt.subplots(1, n_panels, figsize=(3.6 * n_panels, 3.4), squeeze=False, layout="constrained")
-        beyond.plot_moe(rows, list(axes[0]))
+        experts.plot_moe(rows, list(axes[0]))
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         fig.suptitle(FIGURES["moe"].title + scale + (f", {source}" if source else ""), fontsize=8)
     return fig

@@ -1,4 +1,4 @@
-"""Page 09, question 3: the explicit mixture of experts against dense MLPs at matched parameters
+"""Page 10, question 3: the explicit mixture of experts against dense MLPs at matched parameters
 and FLOPs (the sweep ``moe``, its cells, its analysis and its cost)."""
 
 import dataclasses
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from monosem.experiments import beyond  # noqa: E402
+from monosem.experiments import experts  # noqa: E402
 from monosem.experiments.cache import Job, ResultCache  # noqa: E402
 from monosem.experiments.estimate import page_seconds  # noqa: E402
 from monosem.experiments.figures import plot_figure, run_figure  # noqa: E402
@@ -56,15 +56,23 @@ def test_smoke_sweep_end_to_end(smoke):
         assert m["stop_reason"] in ("target", "plateau", "cap", "diverged") and m["train_curve"]
         assert (cache.root / "models" / f"{job.key()}.pt").exists()
     assert not list((cache.root / "checkpoints").glob("*.pt"))  # done: no checkpoint left behind
-    rows = beyond.moe_rows(records)
+    rows = experts.moe_rows(records)
     assert [(r["K"], r["n"]) for r in rows] == [(K, n) for K in P.moe.Ks for n in P.moe.ns]
     for r in rows:
         assert all(r[f"{a}_{m}"] is not None for a in ("relu", "reglu") for m in ("params", "flops"))
-    text = "\n".join([beyond.format_moe(rows), beyond.moe_findings(rows), beyond.moe_accounting(P)])
+    # the table: one row per (K, n), its numbers as numbers, the same as the rows'
+    df = experts.moe_frame(rows)
+    assert df.index.names == ["K", "n"] and list(df.index) == [(r["K"], r["n"]) for r in rows]
+    assert df["MoE test MSE"].tolist() == [r["moe"] for r in rows]
+    assert df["ReGLU =FLOPs test MSE"].tolist() == [r["reglu_flops"] for r in rows]
+    assert df["ReLU =params width"].tolist() == [r["relu_params_width"] for r in rows]
+    assert df["experts used"].tolist() == [r["experts_used"] for r in rows] and df["runs"].dtype.kind == "i"
+    assert df["largest expert load (%)"].tolist() == pytest.approx([100 * r["max_load"] for r in rows])
+    text = "\n".join([experts.moe_findings(rows), experts.moe_accounting(P)])
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "router ARI" in text and "matched FLOPs" in text
     fig, axes = plt.subplots(1, len(P.moe.Ks), squeeze=False)
-    beyond.plot_moe(rows, list(axes[0]))
+    experts.plot_moe(rows, list(axes[0]))
     plt.close(fig)
     # the CLI's plot (plot_figure) draws the same panels, the two dense networks kept apart
     fig = plot_figure("moe", P, records=records)
@@ -164,7 +172,7 @@ def test_findings_follow_the_numbers():
     # by 2x; matched FLOPs: the better dense net (ReLU, 0.05) is half of it: the MoE loses by 2x
     rows = [_row(moe=0.1, relu_params=0.3, reglu_params=0.2, relu_flops=0.05, reglu_flops=0.4),
             _row(n=2000, moe=0.1, relu_params=0.05, reglu_params=0.2, relu_flops=0.02, reglu_flops=0.4)]
-    text = beyond.moe_findings(rows)
+    text = experts.moe_findings(rows)
     assert max(len(line) for line in text.splitlines()) <= 80
     lines = text.splitlines()
     at_params = lines[lines.index(next(x for x in lines if "matched parameters" in x)):]
@@ -175,11 +183,12 @@ def test_findings_follow_the_numbers():
     assert "the MoE loses at every n" in flops
     assert "at matched parameters: the MoE wins 1, loses 1 of 2" in text and "at matched FLOPs: the MoE wins 0, loses 2 of 2" in text
     # within the tie band a ratio is neither a win nor a loss (one run: no spread measured)
-    tie = beyond.moe_findings([_row(moe=0.099, relu_params=0.1, reglu_params=0.2, relu_flops=0.1, reglu_flops=0.2)])
+    tie = experts.moe_findings([_row(moe=0.099, relu_params=0.1, reglu_params=0.2, relu_flops=0.1, reglu_flops=0.2)])
     assert "a tie (within 5%)" in tie and "wins 0, loses 0 of 1" in tie and "ties at 1 of 1 n" in tie
-    assert "the MoE wins at every n" in beyond.moe_findings([_row(moe=0.01)])
-    assert "not every network computed yet" in beyond.moe_findings([_row(moe=None)])
-    assert "the MoE wins" not in beyond.moe_findings([]) and beyond.format_moe([_row()])
+    assert "the MoE wins at every n" in experts.moe_findings([_row(moe=0.01)])
+    assert "not every network computed yet" in experts.moe_findings([_row(moe=None)])
+    assert "the MoE wins" not in experts.moe_findings([]) and len(experts.moe_frame([_row()])) == 1
+    assert experts.moe_frame([]).empty
 
 
 def test_validation_and_cost_model():
@@ -189,13 +198,13 @@ def test_validation_and_cost_model():
     with pytest.raises(ValueError, match="moe-tanh"):
         method_params("moe-tanh", cpu, n_experts=10)
     with pytest.raises(ValueError, match="no moe grid"):
-        beyond.moe_accounting(dataclasses.replace(cpu, moe=None))
+        experts.moe_accounting(dataclasses.replace(cpu, moe=None))
     with pytest.raises(ValueError, match="no moe grid"):
         sweep("moe", dataclasses.replace(cpu, moe=None))
     with pytest.raises(ValueError, match="K="):
         sweep("moe", "cpu", Ks=[3])
     with pytest.raises(ValueError, match="one panel per K"):
-        beyond.plot_moe([_row(K=10), _row(K=50)], [None])
+        experts.plot_moe([_row(K=10), _row(K=50)], [None])
     parts = page_seconds("10_beyond_experts", "cpu", "cpu-thread")
     # the cpu sweep's networks at the update cap: a few one-thread minutes
     moe_part = parts["mixtures of experts"] + parts["dense nets at matched parameters and FLOPs"]

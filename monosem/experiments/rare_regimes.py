@@ -1,0 +1,154 @@
+"""Page 09, question 2: **rare regimes.** The paper's clusters are equally likely. The sweep
+``zipf`` (declared in :mod:`.sweeps`) draws them from a Zipf law, pi_c proportional to
+(c + 1)^-s, and records every method's test MSE per cluster on a cluster-balanced test set, and
+how many specialized neurons (A_j >= 0.71) serve each cluster. A rare cluster is judged against
+itself at s = 0 (same geometry and link, more data), so that the clusters' different difficulty
+(the He2 link is the hard one) cancels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from matplotlib.ticker import NullFormatter
+
+from ..data import mixed_link_model
+from ._tables import fmt, frame
+from .cache import Job
+
+__all__ = ["RARE_CLUSTERS", "zipf_rows", "zipf_frame", "zipf_findings", "plot_zipf"]
+
+#: the methods of the rare-regime table, and their labels
+_ZIPF_COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "oracle-rfm": "oracle"}
+#: the same, for the figure's legend and the table's columns
+_ZIPF_LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "oracle-rfm": "RFM oracle"}
+#: how many of the rarest (and of the most frequent) clusters the verdict averages over
+RARE_CLUSTERS = 3
+
+
+def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per Zipf exponent s (ascending): the cluster probabilities pi_c, the training
+    pool's cluster counts, every method's per-cluster test MSE, its cluster-balanced mean and its
+    population risk under the law (sum_c pi_c MSE_c), and the networks' active neurons per
+    best-aligned cluster c_j (all of them, and the specialized ones, A_j >= 0.71)."""
+    rows = []
+    for s in sorted({float(j.param_dict["zipf"]) for j in records}):
+        mine = {j.method: (j, rec["metrics"]) for j, rec in records.items() if float(j.param_dict["zipf"]) == s}
+        job = next(iter(mine.values()))[0]
+        model = mixed_link_model(job.K, run=job.run, zipf=s)
+        pi = (model.weights if model.weights is not None else torch.full((job.K,), 1.0 / job.K, dtype=torch.float64))
+        counts = torch.bincount(model.pool(job.n, run=job.run)[2], minlength=job.K)
+        row: dict[str, Any] = {"s": s, "K": job.K, "n": job.n, "pi": pi.tolist(), "n_train": counts.tolist(),
+                               "links": list(model.link_names)}
+        for method in (*_ZIPF_COLUMNS, "bayes"):
+            m = mine.get(method, (None, {}))[1]
+            by = m.get("test_mse_by_cluster")
+            row[method] = by
+            row[f"{method}_mean"] = m.get("test_mse")
+            row[f"{method}_risk"] = float(np.dot(pi.numpy(), by)) if by is not None else None
+        for act in ("relu", "reglu"):
+            m = mine.get(f"mlp-{act}", (None, {}))[1]
+            row[f"{act}_neurons"] = m.get("aligned_by_cluster")
+            row[f"{act}_specialized"] = m.get("specialized_by_cluster")
+        rows.append(row)
+    return rows
+
+
+def zipf_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`zipf_rows` as a table indexed by (s, cluster): per exponent, one row per cluster c
+    (most frequent first) with pi_c, its training points n_c, its link, every method's test MSE on
+    it (cluster-balanced test set) and the networks' active neurons whose best-aligned direction
+    is cluster c's (c_j = c; ReGLU: its gate); then a row ``mean`` with every method's
+    cluster-balanced test MSE and a row ``risk under pi`` with its risk under the law
+    (sum_c pi_c MSE_c)."""
+    methods = {m: f"{label} test MSE" for m, label in _ZIPF_LABELS.items()}
+    neurons = {"relu": "ReLU active neurons (c_j = c)", "reglu": "ReGLU gate active neurons (c_j = c)"}
+    out = []
+    for r in rows:
+        for c in range(r["K"]):
+            row = {"s": r["s"], "cluster": c, "pi_c": r["pi"][c], "training points n_c": r["n_train"][c], "link": r["links"][c]}
+            row |= {label: r[m][c] if r[m] else None for m, label in methods.items()}
+            out.append(row | {label: r[f"{a}_neurons"][c] if r[f"{a}_neurons"] else None for a, label in neurons.items()})
+        out.append({"s": r["s"], "cluster": "mean"} | {label: r[f"{m}_mean"] for m, label in methods.items()})
+        out.append({"s": r["s"], "cluster": "risk under pi"} | {label: r[f"{m}_risk"] for m, label in methods.items()})
+    return frame(out, ["s", "cluster", "pi_c", "training points n_c", "link", *methods.values(), *neurons.values()], ["s", "cluster"])
+
+
+def _gmean(values) -> float | None:
+    vals = [v for v in values if v is not None and np.isfinite(v) and v > 0]
+    return float(np.exp(np.mean(np.log(vals)))) if vals else None
+
+
+def zipf_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed. For every s > 0 and every method: the geometric mean, over the
+    :data:`RARE_CLUSTERS` rarest clusters, of the cluster's test MSE at s over its test MSE at
+    s = 0 (how much the method loses on a cluster when that cluster becomes rare), and the same over
+    the most frequent clusters. The best MLP *gains ground* on the oracle (which fits each cluster
+    on its own points only) on the rare clusters if it loses no more on them than the oracle does,
+    and *loses ground* otherwise; then the active and specialized neurons aligned with them."""
+    base = next((r for r in rows if r["s"] == 0), None)
+    if base is None:
+        return "no s = 0 cells: nothing to compare the rare clusters with"
+    lines = []
+    for r in rows:
+        if r["s"] == 0:
+            continue
+        order = np.argsort(r["pi"])  # ascending probability
+        rare, freq = order[:RARE_CLUSTERS], order[::-1][:RARE_CLUSTERS]
+        loss = {}
+        for m in _ZIPF_COLUMNS:
+            if r[m] is None or base[m] is None:
+                continue
+            loss[m] = (_gmean(r[m][c] / base[m][c] for c in rare), _gmean(r[m][c] / base[m][c] for c in freq))
+        if "oracle-rfm" not in loss or not any(m in loss for m in ("mlp-relu", "mlp-reglu")):
+            lines.append(f"s = {r['s']:g}: not every method computed yet")
+            continue
+        mass = sum(r["pi"][c] for c in rare)
+        lines.append(f"s = {r['s']:g}: the {RARE_CLUSTERS} rarest clusters hold {100 * mass:.1f}% of the data "
+                     f"({sum(r['n_train'][c] for c in rare)} points)")
+        lines.append("  their test MSE at s / at s = 0 (most frequent clusters in brackets):")
+        lines.append("  " + ", ".join(f"{_ZIPF_COLUMNS[m]} {fmt(v[0], '.2f')} ({fmt(v[1], '.2f')})" for m, v in loss.items()))
+        mlps = [m for m in ("mlp-relu", "mlp-reglu") if m in loss]
+        best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
+        keeps = loss[best][0] <= loss["oracle-rfm"][0]
+        vs_oracle = _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare)
+        lines.append(f"  best MLP ({_ZIPF_COLUMNS[best]}) on them: " + ("gains ground" if keeps else "loses ground")
+                     + f" on the oracle ({fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}x its loss)")
+        lines.append(f"  at s it is {fmt(vs_oracle, '.2f')}x the oracle on them (geometric mean)")
+        for act in ("relu", "reglu"):
+            neur, spec = r[f"{act}_neurons"], r[f"{act}_specialized"]
+            if neur and sum(neur):
+                n_rare = sum(neur[c] for c in rare)
+                lines.append(f"  {act}: {n_rare} of {sum(neur)} active neurons aligned with them "
+                             f"({100 * n_rare / sum(neur):.0f}%); specialized "
+                             f"{sum(spec[c] for c in rare) if spec else '-'}/{sum(spec) if spec else '-'}")
+    return "\n".join(lines) if lines else "no s > 0 cells yet"
+
+
+def plot_zipf(rows: list[dict[str, Any]], axes) -> None:
+    """One panel per exponent s > 0: every method's test MSE on each cluster at s over its test
+    MSE on the same cluster at s = 0 (the loss when the cluster becomes rare, the cluster's own
+    difficulty cancelled), against the cluster's training count (log-log)."""
+    base = next((r for r in rows if r["s"] == 0), None)
+    rare = [r for r in rows if r["s"] > 0]
+    if base is None:
+        raise ValueError("plot_zipf needs the s = 0 cells: the per-cluster losses are relative to them")
+    for ax, r in zip(axes, rare):
+        n_c = np.asarray(r["n_train"], dtype=float)
+        order = np.argsort(n_c)
+        for method, label in _ZIPF_LABELS.items():
+            if r[method] is None or base[method] is None:
+                continue
+            ratio = np.asarray(r[method], dtype=float) / np.asarray(base[method], dtype=float)
+            ax.plot(n_c[order], ratio[order], "-", marker="o", ms=3, label=label)
+        ax.axhline(1.0, color="0.5", lw=0.8)
+        ax.axvline(r["n"] / r["K"], color="0.5", lw=0.8, ls=":")  # the cluster's count at s = 0
+        ax.set(xscale="log", yscale="log", xlabel="training points in the cluster",
+               title=f"Zipf exponent s = {r['s']:g}")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0].set_ylabel("test MSE on the cluster / at s = 0")
+    axes[0].legend()
+

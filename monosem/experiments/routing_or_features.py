@@ -1,0 +1,111 @@
+"""Page 09, question 4: **routing or features?** The MLP-gated predictor of Section 3.3 does two
+things with the trained network: it *routes* every point to a gate (K-means on the contribution
+profiles) and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep
+``swaps`` (declared in :mod:`.sweeps`) exchanges one at a time for what the oracle knows, with
+Laplace local models throughout: learned gates without the metric (``gated-laplace-iso``), true
+clusters with the learned metric (``oracle-laplace-gc``), beside the paper's pipeline
+(``gated-laplace``) and the Laplace oracle (true clusters, no metric). The gain of each swap, per
+K, says which half carries the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import NullLocator
+
+from ._tables import fmt, frame
+from .cache import Job
+
+__all__ = ["SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "plot_swaps"]
+
+#: the 2 x 2 design of the swaps figure: (routing, local features) -> method (Laplace locals)
+SWAP_GRID = {("learned", "isotropic"): "gated-laplace-iso", ("learned", "learned"): "gated-laplace",
+             ("true", "isotropic"): "oracle-laplace", ("true", "learned"): "oracle-laplace-gc"}
+#: the references beside it: the paper's local RFM behind learned gates, the RFM oracle, the MLP
+_SWAP_REFS = {"gated-rfm": "gated RFM", "oracle-rfm": "RFM oracle", "mlp-relu": "ReLU MLP"}
+#: the routings of :data:`SWAP_GRID`, and their labels
+_ROUTINGS = {"learned": "learned gates", "true": "true clusters"}
+
+
+def swap_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per K (ascending): the test MSE of the four Laplace pipelines of
+    :data:`SWAP_GRID` and of the references, and the learned gates' ARI against the clusters."""
+    rows = []
+    for K in sorted({j.K for j in records}):
+        mine = {j.method: rec["metrics"] for j, rec in records.items() if j.K == K}
+        row: dict[str, Any] = {"K": K, "n": next(j.n for j in records if j.K == K)}
+        for method in (*SWAP_GRID.values(), *_SWAP_REFS):
+            row[method] = mine[method]["test_mse"] if method in mine else None
+        row["gate_ari"] = mine.get("gated-laplace", {}).get("gate_ari_test")
+        rows.append(row)
+    return rows
+
+
+def swaps_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`swap_rows` as a table, one row per K: n, the learned gates' ARI against the true
+    clusters, the test MSE of the four local Laplace predictors of :data:`SWAP_GRID` (routing,
+    local features: the isotropic input x or the learned metric G_c) and of the references."""
+    grid = {key: f"{_ROUTINGS[key[0]]}, {'learned G_c' if key[1] == 'learned' else 'isotropic (x)'} test MSE" for key in SWAP_GRID}
+    refs = {m: f"{label} test MSE" for m, label in _SWAP_REFS.items()}
+    out = [{"K": r["K"], "n": r["n"], "learned gates' ARI": r["gate_ari"]}
+           | {grid[key]: r[m] for key, m in SWAP_GRID.items()} | {refs[m]: r[m] for m in _SWAP_REFS} for r in rows]
+    return frame(out, ["K", "n", "learned gates' ARI", *grid.values(), *refs.values()], "K")
+
+
+def _ratio(a, b) -> float | None:
+    return a / b if a is not None and b is not None else None
+
+
+def swap_findings(rows: list[dict[str, Any]]) -> str:
+    """The verdict, computed per K: the factor by which each swap lowers the test MSE of the
+    paper's pipeline's neighbours. *Features* gain: isotropic / learned metric, under learned
+    gates (and under true clusters); *routing* gain: learned gates / true clusters, with the
+    learned metric (and without). The larger gain, under the paper's learned gates and metric, names
+    the half that carries the result at that K; the last line gives what is left to the RFM oracle."""
+    lines = []
+    for r in rows:
+        g = {key: r[m] for key, m in SWAP_GRID.items()}
+        feat = _ratio(g[("learned", "isotropic")], g[("learned", "learned")])
+        feat_true = _ratio(g[("true", "isotropic")], g[("true", "learned")])
+        route = _ratio(g[("learned", "learned")], g[("true", "learned")])
+        route_iso = _ratio(g[("learned", "isotropic")], g[("true", "isotropic")])
+        if feat is None or route is None:
+            lines.append(f"K = {r['K']}: not every pipeline computed yet")
+            continue
+        which = "the features carry more" if feat > route else "the routing carries more"
+        lines += [f"K = {r['K']}: the learned metric: MSE / {feat:.2f} (learned gates), "
+                  f"/ {fmt(feat_true, '.2f')} (true clusters)",
+                  f"  true routing: MSE / {route:.2f} (with the metric), / {fmt(route_iso, '.2f')} (without)",
+                  f"  -> {which}",
+                  f"  local RFM instead of Laplace behind the learned gates: MSE / "
+                  f"{fmt(_ratio(g[('learned', 'learned')], r['gated-rfm']), '.2f')}",
+                  f"  paper's pipeline / Laplace oracle "
+                  f"{fmt(_ratio(g[('learned', 'learned')], g[('true', 'isotropic')]), '.2f')}; "
+                  f"gated RFM / RFM oracle {fmt(_ratio(r['gated-rfm'], r['oracle-rfm']), '.2f')}"]
+    aris = [r["gate_ari"] for r in rows if r["gate_ari"] is not None]
+    if aris:
+        lines.append(f"learned gates' ARI against the true clusters: {min(aris):.2f} at worst over K")
+    return "\n".join(lines) if lines else "no K has a result yet"
+
+
+def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
+    """Test MSE against K of the four Laplace pipelines (solid: learned gates, dashed: true
+    clusters; circles: isotropic, squares: learned metric) and the RFM references (grey)."""
+    Ks = [r["K"] for r in rows]
+    styles = {"learned": "-", "true": "--"}
+    markers = {"isotropic": "o", "learned": "s"}
+    for (routing, feats), method in SWAP_GRID.items():
+        ys = [r[method] if r[method] is not None else np.nan for r in rows]
+        ax.plot(Ks, ys, styles[routing], marker=markers[feats],
+                label=f"{_ROUTINGS[routing]}, {'learned $G_c$' if feats == 'learned' else 'isotropic'}")
+    for method, style in (("gated-rfm", ":"), ("oracle-rfm", "-.")):
+        ax.plot(Ks, [r[method] if r[method] is not None else np.nan for r in rows], style, color="0.5",
+                label=_SWAP_REFS[method])
+    ax.set(xscale="log", yscale="log", xlabel="K (clusters)", ylabel="test MSE")
+    ax.set_xticks(Ks, [str(k) for k in Ks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.legend()
+

@@ -1,0 +1,61 @@
+"""Page 09, question 1: the overlap sweep (:mod:`monosem.experiments.overlap`)."""
+
+import math
+
+import pytest
+
+from monosem.data import mixed_link_model
+from monosem.experiments import overlap
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.figures import run_figure
+from monosem.experiments.methods import dataset
+from monosem.experiments.sweeps import PAPER_GAMMA, sweep
+
+
+def test_overlap_cells_at_the_papers_gamma_are_figure_2_and_4_cells():
+    jobs = sweep("overlap", "cpu")
+    paper = [j for j in jobs if "gamma" not in j.param_dict]
+    assert {j.method for j in paper} == {"mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "gated-rfm", "bayes"}
+    fig2 = {j.key() for j in sweep("fig2", "cpu", Ks=[10], ns=[5000])}
+    fig4 = {j.key() for j in sweep("fig4", "cpu", Ks=[10], ns=[5000])}
+    assert {j.key() for j in paper} <= fig2 | fig4  # computed once, shared
+    low = [j for j in jobs if j.param_dict.get("gamma") == 0.25]
+    gated = next(j for j in low if j.method == "gated-rfm")
+    assert dict(gated.param_dict["source"])["gamma"] == 0.25  # its source network is the gamma-0.25 one
+    # the data of a cell follow its gamma: sigma_K = (1 - rho_K) / (2 gamma)
+    model, _, _ = dataset(next(j for j in low if j.method == "bayes"))
+    ref = mixed_link_model(10)
+    assert model.info["sigma_K"] == pytest.approx(ref.info["sigma_K"] * PAPER_GAMMA / 0.25)
+
+
+def test_overlap_at_smoke_gives_table_findings_and_bayes_risk(tmp_path, monkeypatch):
+    from monosem.__main__ import main
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    records = run_figure("overlap", "smoke", cache=ResultCache(tmp_path), n_jobs=1, progress=False)
+    mlp = [rec for j, rec in records.items() if j.method.startswith("mlp-")]
+    assert all(0 <= rec["metrics"]["frac_A071"] <= 1 and rec["metrics"]["n_active"] > 0 for rec in mlp)
+    risks = overlap.bayes_risks("smoke")
+    # more overlap, higher Bayes risk; at the paper's gamma it is the label-noise floor
+    assert risks[0.5][0] > 10 * risks[4.0][0] and risks[4.0][0] == pytest.approx(4e-4, rel=0.2)
+    rows = overlap.overlap_rows(records, risks)
+    assert [r["gamma"] for r in rows] == [4.0, 0.5] and rows[1]["sigma_K"] > rows[0]["sigma_K"]
+    assert all(r[m] is not None and math.isfinite(r[m]) for r in rows for m in ("mlp-relu", "rfm", "gated-rfm", "bayes"))
+    # the table: one row per gamma, its numbers as numbers, the same as the rows'
+    df = overlap.overlap_frame(rows)
+    assert list(df.index) == [4.0, 0.5] and df.index.name == "gamma"
+    assert df["global RFM test MSE"].tolist() == [r["rfm"] for r in rows]
+    assert df["Bayes risk"].tolist() == [r["bayes_risk"] for r in rows]
+    assert df["ReLU A ≥ .71 (%)"].tolist() == pytest.approx([100 * r["relu_frac_A071"] for r in rows])
+    assert df["ReLU active neurons"].dtype.kind == "i" and df["gate ARI"].dtype.kind == "f"
+    assert df["ReLU stop"].tolist() == [r["relu_stop"] for r in rows]
+    findings = overlap.overlap_findings(rows)
+    assert "best MLP / global RFM" in findings and "Bayes risk at the smallest gamma" in findings
+    # a missing cell is a missing number, not a string
+    gap = overlap.overlap_frame([rows[0] | {"rfm": None, "gate_ari": None}])
+    assert gap["global RFM test MSE"].isna().all() and gap["gate ARI"].dtype.kind == "f"
+    assert overlap.overlap_frame([]).empty
+    # the CLI draws the figure from the same cells
+    out = tmp_path / "overlap.png"
+    assert main(["plot", "overlap", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
+    assert out.stat().st_size > 10_000
