@@ -557,83 +557,24 @@ def train(
         ValueError, since the hand-derived step covers MLPs only), on the objective MSE +
         ``aux_weight`` * load-balancing loss.
     """
-    if gradients is not None and gradients not in _GRADIENTS:
-        check_choice(gradients, "gradients", sorted(_GRADIENTS))
-    single = isinstance(model, (MLP, MoE))
-    if isinstance(model, MLP):
-        stack = MLPStack.from_models([model])
-    elif isinstance(model, MoE):
-        stack = MoEStack.from_models([model])
-    else:
-        stack = model
-    if not isinstance(stack, (MLPStack, MoEStack)):
-        raise ValueError(f"model must be an MLP, an MLPStack, an MoE or an MoEStack, got {type(model).__name__}")
-    if isinstance(stack, MoEStack):
-        if gradients == "manual":
-            raise ValueError("gradients='manual' is the hand-derived MLP step; a mixture of experts trains with gradients='autograd' (its default)")
-        gradient = _moe_loss_and_grads
-    elif (gradients or "manual") == "manual":
-        # one workspace for the whole run: the step's (batch, H) buffers are allocated once
-        workspace = StepWorkspace()
-
-        def gradient(stack, xb, yb):
-            return loss_and_grads(stack, xb, yb, workspace=workspace, revision=config.step_revision)
-    else:
-        gradient = _GRADIENTS[gradients]
-    if not isinstance(config, TrainConfig):
-        raise ValueError("config must be a TrainConfig (see a1_config / a2_config)")
-    M, dev = stack.n_models, stack.W.device
-    data.check(M, stack.d)
-    if config.protocol == "a1" and data.x_val is None:
-        raise ValueError("protocol 'a1' selects the checkpoint by validation MSE: give x_val and y_val")
-    lrs = tuple(_check_lr(v) for v in (lrs if lrs is not None else [config.lr] * M))
-    if len(lrs) != M:
-        raise ValueError(f"lrs must give {M} learning rates, got {len(lrs)}")
-    seeds = stack.seeds
-    order_seeds = tuple(order_seeds) if order_seeds is not None else seeds
-    if len(order_seeds) != M:
-        raise ValueError(f"order_seeds must give {M} seeds")
+    stack, single = _as_stack(model)
+    gradient = _gradient_function(stack, gradients, config)
+    lrs, order_seeds = _check_run(stack, data, config, lrs, order_seeds)
+    M, dev, dtype = stack.n_models, stack.W.device, stack.W.dtype
     sizes = data.sizes(M)
-    every = checkpoint_every or config.eval_every
     order = _BatchOrder(order_seeds, sizes, config.batch, dev)
     per_model_x = data.x_train.ndim == 3
-    x_tr, y_tr = data.x_train.to(dev, stack.W.dtype), data.y_train.to(dev, stack.W.dtype)
-    x_va = data.x_val.to(dev, stack.W.dtype) if data.x_val is not None else None
-    y_va = data.y_val.to(dev, stack.W.dtype) if data.y_val is not None else None
+    x_tr, y_tr = data.x_train.to(dev, dtype), data.y_train.to(dev, dtype)
+    x_va = data.x_val.to(dev, dtype) if data.x_val is not None else None
+    y_va = data.y_val.to(dev, dtype) if data.y_val is not None else None
 
     params = [getattr(stack, name) for name in stack.param_names]
-    lr0 = torch.tensor(lrs, dtype=stack.W.dtype, device=dev)
-    opt = StackAdam(config.betas, config.eps)
-    # per-tensor rate factors (W, b, a, a0): the readout's under the muP reading, else none
-    # (a mixture has no muP reading: one rate for all its tensors)
-    readout_lr_scale = getattr(stack, "readout_lr_scale", 1.0)
-    scales = None if readout_lr_scale == 1.0 else [1.0, 1.0, float(readout_lr_scale), 1.0]
-    opt_state, run = opt.init(params), RunState.start(params, config.max_steps)
-    fingerprint = _fingerprint(config, lrs, seeds, order_seeds, stack, sizes)
-    path = Path(checkpoint) if checkpoint is not None else None
-    saved = _load_checkpoint(path, dev)
-    if saved is not None:
-        if saved["fingerprint"] != fingerprint:
-            raise ValueError(f"checkpoint {path} was written by a run with different arguments; delete it or pass another path")
-        with torch.no_grad():
-            for p, v in zip(params, saved["params"]):
-                p.copy_(v)
-        run = RunState(**{k: saved[k] for k in RunState.keys() if k in saved})
-        opt_state = AdamState(run.step, saved["adam_m"], saved["adam_v"])
-    resumed_from = run.step
-    earlier, earlier_cpu = float(run.elapsed), float(run.cpu_elapsed)
-    t0, c0 = time.perf_counter(), time.process_time()
-
-    def save() -> None:
-        if path is not None:
-            run.elapsed = earlier + time.perf_counter() - t0
-            run.cpu_elapsed = earlier_cpu + time.process_time() - c0
-            atomic_torch_save({"fingerprint": fingerprint, "params": [p.detach() for p in params], **run.as_dict(),
-                               "adam_m": opt_state.m, "adam_v": opt_state.v}, path)
-
-    # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
-    bar_kwargs = {} if progress else {"disable": True}
-    bar = tqdm(total=config.max_steps, initial=resumed_from, desc=desc or (f"moe{stack.n_experts} " if isinstance(stack, MoEStack) else "") + f"{stack.activation} x{M}", leave=False, **bar_kwargs)
+    lr0 = torch.tensor(lrs, dtype=dtype, device=dev)
+    opt, scales = StackAdam(config.betas, config.eps), _rate_factors(stack)
+    ckpt = _Checkpoint(checkpoint, _fingerprint(config, lrs, stack.seeds, order_seeds, stack, sizes), dev)
+    run, opt_state = ckpt.resume(params, RunState.start(params, config.max_steps), opt.init(params))
+    resumed_from, every = run.step, checkpoint_every or config.eval_every
+    bar = _progress_bar(stack, config, resumed_from, progress, desc)
     while not run.finished:
         # one update of every model: its mini-batch, the gradient, Adam at the cosine rate
         # (a frozen model gets rate 0)
@@ -647,22 +588,123 @@ def train(
             _evaluate(stack, params, run, config, step, x_tr, y_tr, x_va, y_va, sizes)
             finite = run.best_value[run.best_value.isfinite()]
             bar.set_postfix(best=f"{float(finite.min()) if finite.numel() else float('nan'):.3g}")
-            if not bool(run.active.any()):
-                run.finished = True
-        if step >= config.max_steps:
-            run.finished = True
+            run.finished = not bool(run.active.any())
+        run.finished = run.finished or step >= config.max_steps
         if run.finished or step % every == 0:
-            save()
+            ckpt.save(params, run, opt_state)
         if callback is not None:
             callback(step)
     bar.close()
-    seconds = time.perf_counter() - t0
+    return _result(model if single else None, stack, params, run, config, lrs, resumed_from, ckpt)
+
+
+def _as_stack(model) -> tuple[MLPStack | MoEStack, bool]:
+    """The stack a run trains (a single network becomes a stack of one) and whether it was single."""
+    if isinstance(model, MLP):
+        return MLPStack.from_models([model]), True
+    if isinstance(model, MoE):
+        return MoEStack.from_models([model]), True
+    if not isinstance(model, (MLPStack, MoEStack)):
+        raise ValueError(f"model must be an MLP, an MLPStack, an MoE or an MoEStack, got {type(model).__name__}")
+    return model, False
+
+
+def _gradient_function(stack, gradients: str | None, config: TrainConfig) -> Callable:
+    """``(stack, xb, yb) -> (loss, *grads)``: the hand-derived step (the MLPs' default), autograd,
+    or, for a mixture of experts, autograd on its objective."""
+    if gradients is not None and gradients not in _GRADIENTS:
+        check_choice(gradients, "gradients", sorted(_GRADIENTS))
+    if isinstance(stack, MoEStack):
+        if gradients == "manual":
+            raise ValueError("gradients='manual' is the hand-derived MLP step; a mixture of experts trains with gradients='autograd' (its default)")
+        return _moe_loss_and_grads
+    if (gradients or "manual") != "manual":
+        return _GRADIENTS[gradients]
+    # one workspace for the whole run: the step's (batch, H) buffers are allocated once
+    workspace = StepWorkspace()
+
+    def gradient(stack, xb, yb):
+        return loss_and_grads(stack, xb, yb, workspace=workspace, revision=config.step_revision)
+
+    return gradient
+
+
+def _check_run(stack, data: TrainData, config: TrainConfig, lrs, order_seeds) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """The run's checked learning rates and batch-order seeds (defaults: ``config.lr`` and the
+    models' initialization seeds)."""
+    if not isinstance(config, TrainConfig):
+        raise ValueError("config must be a TrainConfig (see a1_config / a2_config)")
+    M = stack.n_models
+    data.check(M, stack.d)
+    if config.protocol == "a1" and data.x_val is None:
+        raise ValueError("protocol 'a1' selects the checkpoint by validation MSE: give x_val and y_val")
+    lrs = tuple(_check_lr(v) for v in (lrs if lrs is not None else [config.lr] * M))
+    if len(lrs) != M:
+        raise ValueError(f"lrs must give {M} learning rates, got {len(lrs)}")
+    order_seeds = tuple(order_seeds) if order_seeds is not None else stack.seeds
+    if len(order_seeds) != M:
+        raise ValueError(f"order_seeds must give {M} seeds")
+    return lrs, order_seeds
+
+
+def _rate_factors(stack) -> list[float] | None:
+    """Per-tensor rate factors (W, b, a, a0): the readout's relative rate when it is not 1, else
+    none (a mixture has one rate for all its tensors)."""
+    readout_lr_scale = getattr(stack, "readout_lr_scale", 1.0)
+    return None if readout_lr_scale == 1.0 else [1.0, 1.0, float(readout_lr_scale), 1.0]
+
+
+def _progress_bar(stack, config: TrainConfig, resumed_from: int, progress: bool, desc: str | None):
+    # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
+    bar_kwargs = {} if progress else {"disable": True}
+    name = desc or (f"moe{stack.n_experts} " if isinstance(stack, MoEStack) else "") + f"{stack.activation} x{stack.n_models}"
+    return tqdm(total=config.max_steps, initial=resumed_from, desc=name, leave=False, **bar_kwargs)
+
+
+class _Checkpoint:
+    """A run's checkpoint file (or none): resume from it, save to it atomically, and keep the wall
+    and CPU time of the run's earlier sittings."""
+
+    def __init__(self, checkpoint: str | os.PathLike | None, fingerprint: dict, dev: torch.device) -> None:
+        self.path = Path(checkpoint) if checkpoint is not None else None
+        self.fingerprint, self.dev = fingerprint, dev
+        self.earlier = self.earlier_cpu = 0.0
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+
+    def resume(self, params: list[torch.Tensor], run: RunState, opt_state: AdamState) -> tuple[RunState, AdamState]:
+        """The run's state: ``run`` and ``opt_state`` as given, or the saved ones (parameters copied in)."""
+        saved = _load_checkpoint(self.path, self.dev)
+        if saved is not None:
+            if saved["fingerprint"] != self.fingerprint:
+                raise ValueError(f"checkpoint {self.path} was written by a run with different arguments; delete it or pass another path")
+            with torch.no_grad():
+                for p, v in zip(params, saved["params"]):
+                    p.copy_(v)
+            run = RunState(**{k: saved[k] for k in RunState.keys() if k in saved})
+            opt_state = AdamState(run.step, saved["adam_m"], saved["adam_v"])
+        self.earlier, self.earlier_cpu = float(run.elapsed), float(run.cpu_elapsed)
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+        return run, opt_state
+
+    def save(self, params: list[torch.Tensor], run: RunState, opt_state: AdamState) -> None:
+        if self.path is not None:
+            run.elapsed = self.earlier + time.perf_counter() - self.t0
+            run.cpu_elapsed = self.earlier_cpu + time.process_time() - self.c0
+            atomic_torch_save({"fingerprint": self.fingerprint, "params": [p.detach() for p in params], **run.as_dict(),
+                               "adam_m": opt_state.m, "adam_v": opt_state.v}, self.path)
+
+
+def _result(single_model, stack, params, run: RunState, config: TrainConfig, lrs, resumed_from: int, ckpt: _Checkpoint) -> TrainResult:
+    """Put every model's kept checkpoint back into the stack (and the single model, if any) and
+    gather the run's history."""
+    seconds = time.perf_counter() - ckpt.t0
     with torch.no_grad():
         for p, best in zip(params, run.best_params):
             p.copy_(best)
-        if single:
+        if single_model is not None:
             for name in stack.param_names:
-                getattr(model, name).copy_(getattr(stack, name)[0])
+                getattr(single_model, name).copy_(getattr(stack, name)[0])
+    M = stack.n_models
     hist = {
         "step": torch.tensor(run.hist_step, dtype=torch.long),
         "train_mse": torch.stack(run.hist_train).cpu() if run.hist_train else torch.zeros(0, M, dtype=torch.float64),
@@ -671,7 +713,7 @@ def train(
     return TrainResult(
         stack=stack, config=config, lrs=lrs, best_step=run.best_step.cpu(), best_value=run.best_value.cpu(),
         stop_step=run.stop_step.cpu(), history=hist, steps_run=run.step, seconds=seconds, resumed_from=resumed_from,
-        earlier_seconds=earlier, earlier_cpu_seconds=earlier_cpu,
+        earlier_seconds=ckpt.earlier, earlier_cpu_seconds=ckpt.earlier_cpu,
     )
 
 
