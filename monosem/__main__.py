@@ -295,164 +295,210 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "profiles":
-        print(profiles_table().to_string())
-        print()
-        for name in PROFILE_NAMES:
-            print(f"{name}: {get_profile(name).description}")
-        print("every size: python -c 'from monosem.profiles import get_profile; print(get_profile(\"cpu\"))'")
-        return 0
-    if args.command == "study":
-        return _study(args)
-    if args.command == "readings":
-        import dataclasses
-        import time
+def _profiles(args: argparse.Namespace) -> int:
+    """``monosem profiles``: one row per profile, then each one's description."""
+    print(profiles_table().to_string())
+    print()
+    for name in PROFILE_NAMES:
+        print(f"{name}: {get_profile(name).description}")
+    print("every size: python -c 'from monosem.profiles import get_profile; print(get_profile(\"cpu\"))'")
+    return 0
 
-        from .experiments.recorded import save_recorded
-        from .experiments.specialization import READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
-        from .train import STEP_REVISIONS
 
-        sizes = get_profile(args.profile).specialization
-        if args.width is not None:
-            if args.width < 1:
-                raise ValueError(f"--width must be a positive integer, got {args.width}")
-            sizes = dataclasses.replace(sizes, width=args.width)
-        known = {r.name: r for r in READINGS}
-        chosen = READINGS
-        if args.readings is not None:
-            bad = [n for n in args.readings if n not in known]
-            if bad:
-                raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
-            chosen = tuple(known[n] for n in args.readings)
-        t0 = time.perf_counter()
-        # one reading at another profile's sizes (the paper profile): keep the drawn neurons too
-        revision = get_profile(args.profile).step_revision if args.step_revision is None else args.step_revision
-        if revision not in STEP_REVISIONS:
-            raise ValueError(f"--step-revision must be one of {list(STEP_REVISIONS)}, got {revision}")
-        result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1, step_revision=revision)
-        print(ablation_frame(result).to_string())
-        print(ablation_summary(result).to_string(float_format='{:.3g}'.format))
-        if args.record:
-            result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes), "step_revision": revision}
-            # the wall time of the whole computation: this process and the earlier sittings of the
-            # networks it resumed from their checkpoints
-            earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())
-            path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0 + earlier)
-            print(f"recorded: {path}")
-        return 0
-    if args.command == "estimate":
-        from .experiments.estimate import DEVICES, format_basis, format_estimate
+def _readings(args: argparse.Namespace) -> int:
+    """``monosem readings``: the Figure 1 table under each reading of the initialization."""
+    import dataclasses
+    import time
 
-        if args.device not in DEVICES:
-            raise ValueError(f"--device {args.device!r} is not modelled; use one of {sorted(DEVICES)}")
-        print(f"profile {args.profile!r} on {DEVICES[args.device].name}: the heavy work of each page, "
-              "networks charged to their update cap (an upper bound; see monosem.experiments.estimate)")
-        print(format_estimate(args.profile, args.device))
-        print()
-        print(format_basis(args.profile, args.device))
-        return 0
+    from .experiments.recorded import save_recorded
+    from .experiments.specialization import READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
+    from .train import STEP_REVISIONS
 
+    sizes = get_profile(args.profile).specialization
+    if args.width is not None:
+        if args.width < 1:
+            raise ValueError(f"--width must be a positive integer, got {args.width}")
+        sizes = dataclasses.replace(sizes, width=args.width)
+    known = {r.name: r for r in READINGS}
+    chosen = READINGS
+    if args.readings is not None:
+        bad = [n for n in args.readings if n not in known]
+        if bad:
+            raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
+        chosen = tuple(known[n] for n in args.readings)
+    t0 = time.perf_counter()
+    revision = get_profile(args.profile).step_revision if args.step_revision is None else args.step_revision
+    if revision not in STEP_REVISIONS:
+        raise ValueError(f"--step-revision must be one of {list(STEP_REVISIONS)}, got {revision}")
+    # one reading at another profile's sizes (the paper profile): keep the drawn neurons too
+    result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1, step_revision=revision)
+    print(ablation_frame(result).to_string())
+    print(ablation_summary(result).to_string(float_format="{:.3g}".format))
+    if args.record:
+        result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes), "step_revision": revision}
+        # the wall time of the whole computation: this process and the earlier sittings of the
+        # networks it resumed from their checkpoints
+        earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())
+        path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0 + earlier)
+        print(f"recorded: {path}")
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    """``monosem estimate``: the cost model's minutes per page."""
+    from .experiments.estimate import DEVICES, format_basis, format_estimate
+
+    if args.device not in DEVICES:
+        raise ValueError(f"--device {args.device!r} is not modelled; use one of {sorted(DEVICES)}")
+    print(f"profile {args.profile!r} on {DEVICES[args.device].name}: the heavy work of each page, "
+          "networks charged to their update cap (an upper bound; see monosem.experiments.estimate)")
+    print(format_estimate(args.profile, args.device))
+    print()
+    print(format_basis(args.profile, args.device))
+    return 0
+
+
+def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool = True):
+    """The cache and the selected jobs of a figure command. A command that ``writes`` creates the
+    cache folder; one that ``reads`` it requires it to exist."""
     from .experiments.cache import ResultCache
-    from .experiments.sweeps import FIGURES, sweep
+    from .experiments.sweeps import sweep
 
     cache = ResultCache(args.cache)
-    if args.command == "export" and args.figure not in FIGURES:
+    jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+    if writes:
+        _create_cache(args, cache)
+    elif reads:
+        _require_cache(args, cache)
+    return cache, jobs
+
+
+def _status(args: argparse.Namespace) -> int:
+    """``monosem status``: cached, missing and recorded cells per method."""
+    from .experiments.recorded import load_recorded_cells
+    from .experiments.sweeps import FIGURES
+
+    cache, jobs = _figure_cells(args)
+    unique = list(dict.fromkeys(jobs))
+    done, missing = cache.status(unique)
+    recorded = load_recorded_cells(unique, args.profile)
+    print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
+    damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
+    print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
+    done_set = set(done)
+    for method in dict.fromkeys(j.method for j in unique):
+        mine = [j for j in unique if j.method == method]
+        c = sum(j in done_set for j in mine)
+        r = sum(j in recorded for j in mine)
+        print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
+    if args.missing:
+        for job in missing:
+            print(f"  missing: {job.label()}" + (f" width {job.param_dict['width']}" if "width" in job.param_dict else ""))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``monosem export``: the numbers behind a figure (or a page's record), one row per cell."""
+    from .experiments.cache import ResultCache
+    from .experiments.export import export_rows, write_rows
+    from .experiments.figures import cached_records
+    from .experiments.recorded import load_recorded_cells
+    from .experiments.sweeps import FIGURES
+
+    if args.figure not in FIGURES:
+        cache = ResultCache(args.cache)
         if args.figure == "theorem1" and not args.recorded:
             _require_cache(args, cache, first=f"run page 07 at profile {args.profile!r} with MONOSEM_CACHE={cache.root}")
         return _export_page(args, cache)
-    jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
-    if args.command == "run" or (args.command == "record" and args.restore):
-        _create_cache(args, cache)  # writing is the point
-    elif not (args.command == "export" and args.recorded):
-        _require_cache(args, cache)  # status, plot, export, record: they read the cache
-    if args.command == "status":
-        from .experiments.recorded import load_recorded_cells
+    cache, jobs = _figure_cells(args, reads=not args.recorded)
+    if args.recorded:
+        records = load_recorded_cells(jobs, args.profile)
+    else:
+        records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+    if not records:
+        raise CLIError(_nothing_to_export(args, cache))
+    return _emit(args, write_rows(export_rows(args.figure, args.profile, records), args.format), f"{len(records)} cells")
 
-        unique = list(dict.fromkeys(jobs))
-        done, missing = cache.status(unique)
-        recorded = load_recorded_cells(unique, args.profile)
-        print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
-        damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
-        print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
-        done_set = set(done)
-        for method in dict.fromkeys(j.method for j in unique):
-            mine = [j for j in unique if j.method == method]
-            c = sum(j in done_set for j in mine)
-            r = sum(j in recorded for j in mine)
-            print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
-        if args.missing:
-            for job in missing:
-                print(f"  missing: {job.label()}" + (f" width {job.param_dict['width']}" if "width" in job.param_dict else ""))
+
+def _record(args: argparse.Namespace) -> int:
+    """``monosem record``: cached cells into the package's recorded results (or back)."""
+    from .experiments.recorded import record_cells, recorded_cells_dir, restore_cells
+
+    cache, jobs = _figure_cells(args, writes=args.restore)
+    if args.restore:
+        n = restore_cells(jobs, cache, args.profile)
+        print(f"{args.figure}: {n} recorded cells restored into {cache.root}")
         return 0
-    if args.command == "export":
-        from .experiments.export import export_rows, write_rows
-        from .experiments.figures import cached_records
-        from .experiments.recorded import load_recorded_cells
+    n_rec, n_missing = record_cells(jobs, cache, args.profile)
+    print(f"{args.figure}: {n_rec} cells recorded in {recorded_cells_dir(args.profile)}, {n_missing} not computed yet")
+    return 0
 
-        if args.recorded:
-            records = load_recorded_cells(jobs, args.profile)
-        else:
-            records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
-        if not records:
-            raise CLIError(_nothing_to_export(args, cache))
-        return _emit(args, write_rows(export_rows(args.figure, args.profile, records), args.format), f"{len(records)} cells")
-    if args.command == "record":
-        from .experiments.recorded import record_cells, recorded_cells_dir, restore_cells
 
-        if args.restore:
-            n = restore_cells(jobs, cache, args.profile)
-            print(f"{args.figure}: {n} recorded cells restored into {cache.root}")
-            return 0
-        n_rec, n_missing = record_cells(jobs, cache, args.profile)
-        print(f"{args.figure}: {n_rec} cells recorded in {recorded_cells_dir(args.profile)}, {n_missing} not computed yet")
-        return 0
-    if args.command == "run":
-        from .experiments.figures import run_figure
-        from .profiles import warn_without_cuda
+def _run(args: argparse.Namespace) -> int:
+    """``monosem run``: compute every missing cell of a figure."""
+    from .experiments.figures import run_figure
+    from .profiles import warn_without_cuda
 
-        warn_without_cuda(args.profile)
+    cache, jobs = _figure_cells(args, writes=True)
+    warn_without_cuda(args.profile)
+    slurm = {"timeout_min": args.slurm_timeout_min}
+    if args.slurm_partition:
+        slurm["slurm_partition"] = args.slurm_partition
+    if args.slurm_gpus is not None:
+        slurm["gpus_per_node"] = args.slurm_gpus
+    if args.executor in ("slurm", "slurm-local"):
+        slurm["slurm_array_parallelism"] = args.jobs  # --jobs: how many array tasks run at once
+    run_figure(args.figure, args.profile, cache=cache, executor=args.executor, n_jobs=args.jobs, slurm=slurm,
+               Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
+    print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")
+    return 0
 
-        slurm = {"timeout_min": args.slurm_timeout_min}
-        if args.slurm_partition:
-            slurm["slurm_partition"] = args.slurm_partition
-        if args.slurm_gpus is not None:
-            slurm["gpus_per_node"] = args.slurm_gpus
-        if args.executor in ("slurm", "slurm-local"):
-            slurm["slurm_array_parallelism"] = args.jobs  # --jobs: how many array tasks run at once
-        run_figure(args.figure, args.profile, cache=cache, executor=args.executor, n_jobs=args.jobs, slurm=slurm,
-                   Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
-        print(f"{args.figure}: all {len(dict.fromkeys(jobs))} cells cached in {cache.root}")
-        return 0
-    if args.command == "plot":
-        from .experiments.figures import plot_figure
 
-        out = args.out or Path(f"{args.figure}-{args.profile}.png")
-        if args.figure in _BEYOND_PLOTS:  # page 09's figures: their axis is not n
-            import importlib
+def _plot(args: argparse.Namespace) -> int:
+    """``monosem plot``: draw a figure from the cache."""
+    from .experiments.figures import plot_figure
 
-            import matplotlib.pyplot as plt
+    cache, jobs = _figure_cells(args)
+    out = args.out or Path(f"{args.figure}-{args.profile}.png")
+    if args.figure in _BEYOND_PLOTS:  # page 09's figures: their axis is not n
+        fig = _plot_beyond(args, cache)
+    else:
+        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
+    fig.savefig(out, bbox_inches="tight")
+    unique = list(dict.fromkeys(jobs))
+    _, missing = cache.status(unique)
+    partial = f"; {len(missing)} of {len(unique)} cells are not computed yet (`monosem status --missing` lists them)" if missing else ""
+    print(f"wrote {out}{partial}")
+    return 0
 
-            from .experiments.figures import cached_records
 
-            records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods)
-            if not records:
-                raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
-            module, parts = _BEYOND_PLOTS[args.figure]
-            rows_of, plot, panels = parts(importlib.import_module(f".experiments.{module}", __package__), cache)
-            rows = rows_of(records)
-            n = panels(rows) if callable(panels) else panels
-            fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)
-            plot(rows, axes[0][0] if args.figure == "swaps" else list(axes[0]))
-        else:
-            fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
-        fig.savefig(out, bbox_inches="tight")
-        unique = list(dict.fromkeys(jobs))
-        _, missing = cache.status(unique)
-        partial = f"; {len(missing)} of {len(unique)} cells are not computed yet (`monosem status --missing` lists them)" if missing else ""
-        print(f"wrote {out}{partial}")
-        return 0
-    return 2  # pragma: no cover - argparse enforces the sub-commands
+def _plot_beyond(args: argparse.Namespace, cache):
+    """A page-09 figure from the cache, drawn by its question's module."""
+    import importlib
+
+    import matplotlib.pyplot as plt
+
+    from .experiments.figures import cached_records
+
+    records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods)
+    if not records:
+        raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
+    module, parts = _BEYOND_PLOTS[args.figure]
+    rows_of, plot, panels = parts(importlib.import_module(f".experiments.{module}", __package__), cache)
+    rows = rows_of(records)
+    n = panels(rows) if callable(panels) else panels
+    fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)
+    plot(rows, axes[0][0] if args.figure == "swaps" else list(axes[0]))
+    return fig
+
+
+#: the sub-commands, one function each
+COMMANDS = {"profiles": _profiles, "readings": _readings, "study": _study, "estimate": _estimate, "run": _run,
+            "status": _status, "plot": _plot, "record": _record, "export": _export}
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    return COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":
