@@ -2,7 +2,7 @@
 
 Results (JSON), trained networks and training checkpoints (torch tensors) are all written
 through :func:`atomic_write`: a temporary file in the same folder, flushed to disk, then renamed
-over the target. An interrupted session therefore never leaves a truncated file behind.
+over the target. An interrupted run therefore never leaves a truncated file behind.
 """
 
 from __future__ import annotations

@@ -381,8 +381,8 @@ _PROFILES: dict[str, Profile] = {
 
 
 _CPU = _PROFILES["cpu"]
-#: the long profile's cut, from measured one-thread times (``book/status.md``): global RFM costs
-#: ~n^2 (29 min at n = 50 000, so ~2 h at 100 000), and one width-1 024 network 5-30 min
+#: the long profile's cut: global RFM costs ~n^2 (the recorded cells' one-thread times, which the
+#: reproduce page lists), so its cells stop at n = 50 000 while the networks go on
 _LONG_GLOBAL_MAX_N = 50_000
 _PROFILES["long"] = Profile(
     name="long",

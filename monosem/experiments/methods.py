@@ -261,7 +261,7 @@ def _save_network(cache: ResultCache | None, job: Job, net) -> None:
 def _stack_inputs(jobs: list[Job], cache: ResultCache | None):
     """What a stack of network cells trains on: per job its data model and test set, the stacked
     training pools (model i on the first n_i examples of its run's pool), and the checkpoint file
-    beside the cache (``None`` without a cache), so that a dropped session resumes the stack."""
+    beside the cache (``None`` without a cache), so that an interrupted run resumes the stack."""
     n_max = max(j.n for j in jobs)
     # one pool of n_max examples per (K, run): the cells of smaller n train on its prefixes
     sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}

@@ -283,9 +283,8 @@ def _data_variants(sizes) -> list[dict]:
 #: the revision of the EigenPro iteration (:mod:`monosem.kernels.eigenpro`), named in the key of
 #: every cell that may run it, so that no cell computed before a change of the iteration is
 #: reused (a cell solved exactly keeps its key and its result). Revision 2 judges divergence by
-#: the training MSE of the iterate on a fixed subset of rows against the best so far, after a
-#: slow divergence at Figure 2's K = 2, n = 20 000 that revision 1 (batch residuals, 4x over the
-#: previous epoch) let through.
+#: the training MSE of the iterate on a fixed subset of rows against the best so far (revision 1
+#: judged it by batch residuals, which can miss a slow divergence).
 EIGENPRO_REVISION = 2
 
 

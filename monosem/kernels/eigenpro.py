@@ -92,8 +92,8 @@ def _top_eigh(Ks: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The top k eigenpairs of a symmetric matrix, descending."""
     s = Ks.shape[0]
     if Ks.device.type == "cpu":
-        # LAPACK's MRRR driver computes only the wanted eigenpairs: 2-5x faster than a full
-        # eigendecomposition for k << s on one core
+        # LAPACK's MRRR driver computes only the wanted eigenpairs, less work than a full
+        # eigendecomposition for k << s
         lam, V = scipy.linalg.eigh(Ks.numpy(), subset_by_index=[s - k, s - 1], driver="evr", check_finite=False)
         lam, V = torch.from_numpy(np.ascontiguousarray(lam[::-1])), torch.from_numpy(np.ascontiguousarray(V[:, ::-1]))
     else:

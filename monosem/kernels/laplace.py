@@ -36,10 +36,8 @@ __all__ = [
 
 #: Memory one kernel block may take (bytes). 4 MiB: a block and its temporaries stay in the
 #: cache through the elementwise passes (distance, square root, exponential), and the allocator
-#: reuses them instead of mapping fresh pages for every block. Measured on one core
-#: (``benchmarks/kernels.py``): a streamed float32 product at n = 20 000 takes 1.2 s in 4 MiB
-#: blocks against 1.9 s in 128 MiB blocks (a third of that in page faults), and the AGOP's float64
-#: gradients 4x less time. Results agree with any other block size to rounding.
+#: reuses them instead of mapping fresh pages for every block (``benchmarks/kernels.py`` compares
+#: block sizes). Results agree with any other block size to rounding.
 DEFAULT_BLOCK_BYTES = 2**22
 #: Memory one kernel block may take on a CUDA device (at most 1/32 of the device's memory). A GPU
 #: has no cache to fit, and every block costs a few kernel launches (distance, square root,

@@ -45,10 +45,8 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         EigenPro solves K alpha = y without a ridge, as in the paper.
     solver:
         ``"exact"`` (a direct solve of the float64 system), ``"cg"``, ``"eigenpro"``, or ``"auto"``: exact below
-        ``exact_max_n`` (11 000) training examples, EigenPro above (the paper's rule). On one CPU
-        core (``benchmarks/kernels.py``) CG is the faster iteration at n = 5 000 but EigenPro
-        overtakes it from n = 10 000 (about 1.8x faster at 20 000), so "auto" keeps the paper's
-        choice on every device.
+        ``exact_max_n`` (11 000) training examples, EigenPro above (the paper's rule, kept on every
+        device; ``benchmarks/kernels.py`` compares CG and EigenPro against n).
     exact_precision:
         How the exact solver factorizes: ``"mixed"`` (the default: a float32 Cholesky factor and
         float64 refinement to a relative residual of 1e-12; the factorization takes 0.55 of a float64

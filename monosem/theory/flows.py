@@ -14,8 +14,8 @@ exact Jacobian in closed form (block-diagonal: the neurons are independent; the 
 is a sum of 2 x 2 blocks, one per cluster). A finite-difference Jacobian fails on long runs: once
 u_j > 19, tanh(u_j) == 1 in floating point, the u_j column of the Jacobian is exactly zero, and
 SciPy's ``num_jac`` multiplies that column's increment by 10 at every Jacobian evaluation, with no
-upper bound, until it overflows and the LU factor is singular (measured: the paper profile's
-K = 3, R = 32, t_max = 5e4 run). At R = 16 BDF is about 3x faster than explicit DOP853.
+upper bound, until it overflows and the LU factor is singular (the paper profile's K = 3, R = 32,
+t_max = 5e4 run does). The flow is stiff at large R, hence the implicit BDF.
 
 Full two-layer population gradient flow (Appendix B.1.3):
 

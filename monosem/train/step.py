@@ -36,14 +36,13 @@ result stays reproducible:
   (B, width) gate activations with a thin (width, d + 1) matrix, so h itself is never formed.
   GELU is not homogeneous and keeps revision 1's products. And since every quantity of row i
   depends on row i alone, on a CPU the step of an ungated net runs in row blocks that stay in
-  cache (:func:`block_rows`), G accumulated over them. Measured at width 1 024, batch 1 024 on
-  one thread, step times revision 1 / 2: ReLU 1.8-2.1 / 1.5-1.8 ms, ReGLU 3.3-3.6 / 3.0-3.1 ms
-  (``benchmarks/train.py`` times the two revisions side by side, in whole training updates).
+  cache (:func:`block_rows`), G accumulated over them (``benchmarks/train.py`` times the two
+  revisions side by side, in whole training updates).
 
-Not used, as measured: ``torch.compile`` (inductor's C++ backend) fusing ReLU, the readout f and
-the 0/1 derivative into one kernel took 577 us at width 1 024, batch 1 024 against 489 us for
-the three eager kernels it replaces (and about 20 s to compile); one (B, 2 width) product for a
-gated net's two halves instead of two (B, width) ones, forward and backward, was within 2 %.
+Not used: ``torch.compile`` (inductor's C++ backend) fusing ReLU, the readout f and the 0/1
+derivative into one kernel, and one (B, 2 width) product for a gated net's two halves instead of
+two (B, width) ones; ``benchmarks/train.py`` is where such a change is measured against the eager
+step.
 
 One code path serves every device: on a CPU the models of a stack go through it one after the
 other with plain matrix products (PyTorch's batched kernels are slow there); on an accelerator all
