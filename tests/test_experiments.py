@@ -519,7 +519,9 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
 
 
 def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
-    from monosem.experiments.sample_efficiency import eigenpro_solves, format_eigenpro_solves
+    import pandas as pd
+
+    from monosem.experiments.sample_efficiency import eigenpro_solves, eigenpro_solves_frame
 
     ep = {"solver": "eigenpro", "iterations": 129, "train_mse": 3.96e-4, "converged": True, "step_halvings": 4}
     exact = {"solver": "exact", "iterations": 1, "train_mse": 1e-9, "converged": True, "step_halvings": 0}
@@ -536,9 +538,32 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
     assert [(r["method"], r["cluster"], r["iteration"], r["converged"]) for r in rows] == [
         ("gated-rfm", 0, 0, True), ("laplace", None, None, True), ("oracle-laplace", 1, None, True),
         ("rfm", None, 0, True), ("rfm", None, 1, False)]
-    text = format_eigenpro_solves(rows)
-    assert "129" in text and text.count("\n") == 5 and " no" in text.splitlines()[-1]
-    assert format_eigenpro_solves([]) == "no EigenPro solve recorded yet"
+    frame = eigenpro_solves_frame(rows)
+    assert len(frame) == 5 and frame["epochs"].tolist() == [129] * 5 and frame["step halvings"].tolist() == [4] * 5
+    assert frame["reached the target"].tolist() == [True, True, True, True, False]
+    assert frame["training MSE"].tolist() == [3.96e-4] * 5
+    assert frame["cluster"].tolist() == [0, pd.NA, 1, pd.NA, pd.NA] and frame["iteration"].tolist() == [0, pd.NA, pd.NA, 0, 1]
+    empty = eigenpro_solves_frame([])
+    assert empty.empty and list(empty.columns) == list(frame.columns)
+
+
+def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():
+    from monosem.experiments.sample_efficiency import stopping_frame, stopping_summary
+
+    params = {"width": 64, "max_steps": 1000, "target_mse": 4e-4}
+    records = {
+        Job.make("mlp-relu", 2, 500, 0, "smoke", **params): {"metrics": {"train_mse": 2e-3, "test_mse": 0.1, "stop_step": 1000,
+                                                                         "stop_reason": "cap"}},
+        Job.make("mlp-relu", 2, 500, 1, "smoke", **params): {"metrics": {"train_mse": 3e-4, "test_mse": 0.1, "stop_step": 400}},
+        Job.make("rfm", 2, 500, 0, "smoke"): {"metrics": {"test_mse": 0.2}},
+    }
+    frame = stopping_frame(stopping_summary(records))
+    assert frame["run"].tolist() == [0, 1] and frame["width"].tolist() == [64, 64]
+    assert frame["training MSE"].tolist() == [2e-3, 3e-4]
+    assert frame["training MSE / target"].tolist() == pytest.approx([5.0, 0.75])
+    assert frame["stopped at (updates)"].tolist() == [1000, 400] and frame["stop reason"].tolist() == ["cap", "?"]
+    empty = stopping_frame([])
+    assert empty.empty and list(empty.columns) == list(frame.columns)
 
 
 def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():

@@ -6,7 +6,7 @@ import pytest
 from monosem.__main__ import main
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.recorded import load_recorded_cells, record_cells, same_instruction_set
-from monosem.experiments.regime import regime_cells, regime_findings
+from monosem.experiments.regime import regime_cells, regime_findings, regime_frames, timings_frame, timings_summary
 from monosem.experiments.sweeps import sweep
 
 
@@ -67,6 +67,22 @@ def test_regime_summaries_on_recorded_cells():
     lines = regime_findings(cells)
     assert any("best MLP / best oracle" in line for line in lines)
     assert all(len(line) <= 80 for line in lines)  # fits the book's text column
+    networks, kernels = regime_frames(cells)
+    assert networks.index.names == ["K", "n", "width"] and kernels.index.names == ["K", "n"]
+    assert len(kernels) == len(cells) and kernels.loc[(cells[0].K, cells[0].n), "Bayes risk (test MSE)"] == cells[0].kernels["bayes"]
+    for c in cells:
+        for (method, width), m in c.mlp.items():
+            label = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}[method]
+            row = networks.loc[(c.K, c.n, width), label]
+            assert (row["test MSE"], row["training MSE"], row["stop reason"]) == (m["test_mse"], m["train_mse"], m["stop_reason"])
+            assert row["stopped at (updates)"] == m["stop_step"] and row["runs"] == m["runs"]
+    times = timings_frame(records)
+    assert list(times.columns) == ["method", "width", "K", "n", "run", "seconds", "threads", "device"] and len(times) == len(records)
+    assert times["seconds"].sum() == pytest.approx(sum(r["timing"]["seconds"] for r in records.values()))
+    assert f"over {len(records)} cells" in timings_summary(records)
+    empty_networks, empty_kernels = regime_frames([])
+    assert empty_networks.empty and empty_kernels.empty and list(empty_networks.columns) == list(networks.columns)
+    assert timings_frame({}).empty and timings_summary({}) == "no recorded cells yet"
 
 
 def test_restore_puts_recorded_cells_back_into_an_empty_cache(tmp_path, capsys):
@@ -103,7 +119,7 @@ def test_an_rfm_oracle_worse_than_its_own_iteration_0_is_flagged_and_left_out():
 
 def test_cell_times_add_up_per_method_and_size():
     from monosem.experiments.cache import Job
-    from monosem.experiments.recorded import cell_times, format_cell_times
+    from monosem.experiments.recorded import cell_times, cell_times_frame, cell_times_summary
 
     machine = {"platform": "x", "cpu_count": 2, "accelerator": None, "torch": "2"}
     recs = {
@@ -115,9 +131,13 @@ def test_cell_times_add_up_per_method_and_size():
     assert t["columns"] == [(10, 50_000), (50, 20_000)] and t["cells"] == 3 and t["threads"] == {1: 3}
     assert t["rows"]["rfm"] == {(10, 50_000): 600.0, (50, 20_000): 60.0} and t["rows"]["mlp-relu w1024"] == {(10, 50_000): 1200.0}
     assert t["seconds"] == 1860.0 and t["cpu_seconds"] == 590.0 + 1200.0 + 60.0
-    text = format_cell_times(recs)
-    assert "10/50k" in text and "10.0" in text and "20.0" in text and "total: 0.5 h wall" in text
-    assert format_cell_times({}) == "no recorded cells yet"
+    frame = cell_times_frame(recs)
+    assert list(frame.index) == ["mlp-relu w1024", "rfm"] and frame.columns.names == [None, "K", "n"]
+    assert frame.loc["rfm"].tolist() == [10.0, 1.0] and frame.loc["mlp-relu w1024", ("wall minutes, all runs", 10, 50_000)] == 20.0
+    assert frame.loc["mlp-relu w1024"].isna().tolist() == [False, True]
+    summary = cell_times_summary(recs)
+    assert "2 cores" in summary and "1 (3 cells)" in summary and "total: 0.5 h wall (0.5 h CPU) over 3 cells" in summary
+    assert cell_times_frame({}).empty and cell_times_summary({}) == "no recorded cells yet"
 
 
 def test_same_instruction_set_names_the_code_path_of_a_record(monkeypatch):

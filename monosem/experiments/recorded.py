@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import torch
 
 from ..atomic import atomic_write_json
@@ -44,7 +45,8 @@ __all__ = [
     "load_recorded_cells",
     "restore_cells",
     "cell_times",
-    "format_cell_times",
+    "cell_times_frame",
+    "cell_times_summary",
 ]
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -247,20 +249,25 @@ def cell_times(records: dict) -> dict[str, Any]:
             "cells": len(records), "machines": list(machines.values()), "threads": dict(threads)}
 
 
-def format_cell_times(records: dict) -> str:
-    """:func:`cell_times` as text: minutes per cell, one column per (K, n), and the totals."""
+def cell_times_frame(records: dict) -> pd.DataFrame:
+    """:func:`cell_times` as a table: wall minutes, summed over the runs, one row per method (and
+    network width), one column per (K, n); empty where a row has no cell at that size."""
+    t = cell_times(records)
+    cols = t["columns"]
+    return pd.DataFrame([[row[c] / 60 if c in row else float("nan") for c in cols] for row in t["rows"].values()],
+                        index=pd.Index(list(t["rows"]), name="method"), dtype=float,
+                        columns=pd.MultiIndex.from_tuples([("wall minutes, all runs", K, n) for K, n in cols], names=[None, "K", "n"]))
+
+
+def cell_times_summary(records: dict) -> str:
+    """The machine(s) and threads per cell of the recorded cells, and their total wall and CPU
+    hours, in a few lines."""
     if not records:
         return "no recorded cells yet"
     t = cell_times(records)
-    head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}"
-            for m in t["machines"]]
-    head.append("threads per cell: " + ", ".join(f"{'not recorded' if k is None else k} ({v} cells)"
-                                                 for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
-    cols = t["columns"]
-    width = max(len(r) for r in t["rows"]) + 1
-    # narrow columns (K / n) so that a page's eight (K, n) pairs fit a text block
-    lines = head + ["wall minutes per cell; columns K / n", " " * width + "".join(f"{f'{K}/{n // 1000}k':>9}" for K, n in cols)]
-    for label, row in t["rows"].items():
-        lines.append(f"{label:<{width}}" + "".join(f"{row[c] / 60:>9.1f}" if c in row else f"{'':>9}" for c in cols))
+    lines = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}"
+             for m in t["machines"]]
+    lines.append("threads per cell: " + ", ".join(f"{'not recorded' if k is None else k} ({v} cells)"
+                                                  for k, v in sorted(t["threads"].items(), key=lambda kv: str(kv[0]))))
     lines.append(f"total: {t['seconds'] / 3600:.1f} h wall ({t['cpu_seconds'] / 3600:.1f} h CPU) over {t['cells']} cells")
     return "\n".join(lines)

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .verdicts import scored
 
-__all__ = ["RegimeCell", "regime_cells", "format_regime", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime", "format_timings", "plot_training_curves"]
+__all__ = ["RegimeCell", "regime_cells", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
+           "timings_frame", "timings_summary", "plot_training_curves"]
 
 #: the MLPs of the map, with the label used in its tables
 MLP_METHODS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}
@@ -107,38 +109,46 @@ def _widths(cells: list[RegimeCell]) -> list[int]:
     return sorted({w for c in cells for (_, w) in c.mlp})
 
 
-def format_regime(cells: list[RegimeCell]) -> str:
-    """The map as two narrow tables: the networks (test MSE, training MSE of the kept checkpoint,
-    how and when training stopped), then the kernels and the Bayes risk."""
+#: the kernel columns of :func:`regime_frames`: record key and column name
+KERNEL_COLUMNS = {"laplace": "global Laplace test MSE", "rfm": "global RFM (best) test MSE",
+                  "oracle-laplace": "Laplace oracle test MSE", "oracle-rfm": "RFM oracle test MSE", "bayes": "Bayes risk (test MSE)"}
+#: the quantities per network in :func:`regime_frames`
+_MLP_QUANTITIES = ("test MSE", "training MSE", "stop reason", "stopped at (updates)", "runs")
+
+
+def regime_frames(cells: list[RegimeCell]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The map as two tables (run means).
+
+    The networks, one row per (K, n, width): per activation the test MSE, the training MSE of the
+    kept checkpoint, why training stopped (target MSE, plateau rule or update cap) and after how
+    many updates (the latest over runs), and the number of runs. The kernels and the Bayes risk,
+    one row per (K, n): test MSE of global Laplace (RFM's iteration 0), global RFM (the best of
+    iterations 0-3, the paper's envelope), both oracles and the Bayes risk."""
     widths = _widths(cells)
-    lines = ["networks: test MSE; training MSE of the kept checkpoint; why training stopped",
-             "(target MSE, plateau rule or update cap) and after how many updates",
-             f"{'K':>3} {'n':>7} {'width':>5}  {'ReLU test':>9} {'train':>8} {'stop':<11} {'ReGLU test':>10} {'train':>8} {'stop':<11}"]
+    nets = {}
     for c in cells:
         for w in widths:
-            row = f"{c.K:>3} {c.n:>7} {w:>5}"
             if not any((m, w) in c.mlp for m in MLP_METHODS):
                 continue
-            for method, width in (("mlp-relu", 9), ("mlp-reglu", 10)):
+            row = {}
+            for method, label in MLP_METHODS.items():
                 m = c.mlp.get((method, w))
-                if m is None:
-                    row += f"  {'-':>{width}} {'':>8} {'':<11}"
-                else:
-                    stop = f"{m['stop_reason']} {m['stop_step'] // 1000}k"
-                    row += f"  {m['test_mse']:>{width}.3g} {m['train_mse']:>8.1e} {stop:<11}"
-            lines.append(row.rstrip())
-    kernel_cols = [("laplace", "Laplace"), ("rfm", "RFM best"), ("oracle-laplace", "Lap.oracle"),
-                   ("oracle-rfm", "RFM oracle"), ("bayes", "Bayes")]
-    lines += ["", "kernels and the Bayes risk: test MSE (global Laplace is RFM's iteration 0,",
-              "RFM best is the best of iterations 0-3, the paper's envelope)",
-              f"{'K':>3} {'n':>7} " + "".join(f"{label:>11}" for _, label in kernel_cols)]
-    for c in cells:
-        row = f"{c.K:>3} {c.n:>7} "
-        for key, _ in kernel_cols:
-            v = c.kernels.get(key)
-            row += f"{v:>11.3g}" if v is not None else f"{'-':>11}"
-        lines.append(row)
-    return "\n".join(lines)
+                row |= {(label, "test MSE"): m["test_mse"] if m else float("nan"),
+                        (label, "training MSE"): m["train_mse"] if m else float("nan"),
+                        (label, "stop reason"): m["stop_reason"] if m else None,
+                        (label, "stopped at (updates)"): m["stop_step"] if m else None,
+                        (label, "runs"): m["runs"] if m else 0}
+            nets[(c.K, c.n, w)] = row
+    columns = pd.MultiIndex.from_product([list(MLP_METHODS.values()), _MLP_QUANTITIES])
+    networks = pd.DataFrame.from_dict(nets, orient="index").reindex(columns=columns)
+    networks.index = pd.MultiIndex.from_tuples(list(nets), names=["K", "n", "width"])
+    for label in MLP_METHODS.values():
+        networks[(label, "stopped at (updates)")] = networks[(label, "stopped at (updates)")].astype("Int64")
+        networks[(label, "runs")] = networks[(label, "runs")].astype(int)
+    kernels = pd.DataFrame([[c.kernels.get(key, float("nan")) for key in KERNEL_COLUMNS] for c in cells],
+                           columns=list(KERNEL_COLUMNS.values()), dtype=float,
+                           index=pd.MultiIndex.from_tuples([(c.K, c.n) for c in cells], names=["K", "n"]))
+    return networks, kernels
 
 
 def ratio_table(cells: list[RegimeCell]) -> list[dict[str, Any]]:
@@ -285,23 +295,34 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
     return fig
 
 
-def format_timings(records: dict) -> str:
-    """The machine(s), the wall time of every recorded cell and the total, as text."""
+def _by_cell(records: dict):
+    return sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].method, kv[0].param_dict.get("width", 0)))
+
+
+def timings_frame(records: dict) -> pd.DataFrame:
+    """The wall time of every recorded cell: one row per cell, its method, network width (none
+    for a kernel), K, n, run, seconds, torch threads and device (none where not recorded)."""
+    rows = []
+    for job, rec in _by_cell(records):
+        t = rec.get("timing", {})
+        rows.append({"method": job.method, "width": job.param_dict.get("width"), "K": job.K, "n": job.n, "run": job.run,
+                     "seconds": float(t.get("seconds", float("nan"))), "threads": t.get("threads"), "device": t.get("device")})
+    frame = pd.DataFrame(rows, columns=["method", "width", "K", "n", "run", "seconds", "threads", "device"])
+    return frame.astype({"width": "Int64", "K": int, "n": int, "run": int, "seconds": float, "threads": "Int64", "device": object})
+
+
+def timings_summary(records: dict) -> str:
+    """The machine(s) that ran the recorded cells and their total wall time, in a few lines."""
     if not records:
         return "no recorded cells yet"
     machines = {}
-    rows = []
-    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].method, kv[0].param_dict.get("width", 0))):
+    for _, rec in _by_cell(records):
         mach = rec.get("machine", {})
         machines[(mach.get("platform"), mach.get("cpu_count"), mach.get("accelerator"))] = mach
-        t = rec.get("timing", {})
-        width = job.param_dict.get("width")
-        rows.append(f"{job.method:>15} {'w' + str(width) if width else '':>6} K={job.K:<3} n={job.n:<7} run={job.run} "
-                    f"{t.get('seconds', float('nan')):>8.0f} s  ({t.get('threads', '?')} thread(s), {t.get('device', '?')})")
     total = sum(float(rec.get("timing", {}).get("seconds", 0.0)) for rec in records.values())
     head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}\n"
             f"  {m.get('platform')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
-    return "\n".join(head + rows + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])
+    return "\n".join(head + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])
 
 
 def plot_training_curves(records: dict, target: float | None = None, title: str = ""):

@@ -12,7 +12,7 @@ import pandas as pd
 from .cache import Job
 from .verdicts import scored
 
-__all__ = ["Cell", "aggregate", "curve_table", "format_table", "lookup", "verdict"]
+__all__ = ["Cell", "aggregate", "curve_table", "lookup", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -42,29 +42,6 @@ def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "b
         v = np.asarray(vals)
         cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v))))
     return cells
-
-
-def format_table(cells: Iterable[Cell], methods: Iterable[str] | None = None) -> str:
-    """A plain-text table, one row per (K, n), one column per method: mean (std), or the value
-    alone when there is one run."""
-    cells = list(cells)
-    methods = list(methods) if methods is not None else sorted({c.method for c in cells})
-    by = {(c.method, c.K, c.n): c for c in cells}
-    keys = sorted({(c.K, c.n) for c in cells})
-    width = max(16, *(len(m) + 2 for m in methods))
-    lines = [f"{'K':>3} {'n':>7} " + "".join(f"{m:>{width}}" for m in methods)]
-    for K, n in keys:
-        row = f"{K:>3} {n:>7} "
-        for m in methods:
-            c = by.get((m, K, n))
-            if c is None:
-                row += f"{'-':>{width}}"
-            elif c.runs == 1:  # one run: no spread to show
-                row += f"{c.mean:.3g}".rjust(width)
-            else:
-                row += f"{c.mean:.3g} ({c.std:.1g})".rjust(width)
-        lines.append(row)
-    return "\n".join(lines)
 
 
 def lookup(cells: Iterable[Cell], method: str, K: int, n: int) -> Cell | None:

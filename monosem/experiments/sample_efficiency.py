@@ -11,7 +11,6 @@ the page come from one definition:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -20,7 +19,8 @@ import pandas as pd
 
 from .verdicts import Claim, Comparison, best_of, combine, compare, per_run
 
-__all__ = ["MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "format_stopping"]
+__all__ = ["MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
+           "eigenpro_solves", "eigenpro_solves_frame"]
 
 MLPS = ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu")
 ORACLES = ("oracle-rfm", "oracle-laplace")
@@ -128,18 +128,14 @@ def stopping_summary(records: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def format_stopping(rows: list[dict[str, Any]]) -> str:
-    """How the MLP cells stopped: the count per reason, then every cell's training MSE in units of
-    the target (the label-noise variance)."""
-    if not rows:
-        return "no MLP cells"
-    counts = Counter(r["reason"] for r in rows)
-    lines = [f"{len(rows)} MLP cells: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
-             f"{'method':>11} {'K':>3} {'n':>7} {'run':>3} {'train MSE':>10} {'/ target':>9} {'stopped at':>11} {'reason':>8}"]
-    for r in rows:
-        lines.append(f"{r['method']:>11} {r['K']:>3} {r['n']:>7} {r['run']:>3} {r['train_mse']:>10.2e} "
-                     f"{r['train_mse'] / r['target']:>9.1f} {r['stop_step']:>11} {r['reason']:>8}")
-    return "\n".join(lines)
+def stopping_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """How the MLP cells of :func:`stopping_summary` stopped: one row per cell, its training MSE,
+    that MSE in units of the target (the label-noise variance), the update it stopped at and why."""
+    columns = ["method", "K", "n", "width", "run", "training MSE", "training MSE / target", "stopped at (updates)", "stop reason"]
+    frame = pd.DataFrame([[r["method"], r["K"], r["n"], r["width"], r["run"], r["train_mse"], r["train_mse"] / r["target"],
+                           r["stop_step"], r["reason"]] for r in rows], columns=columns)
+    return frame.astype({"K": int, "n": int, "width": int, "run": int, "training MSE": float, "training MSE / target": float,
+                         "stopped at (updates)": int})
 
 
 def eigenpro_solves(records: dict) -> list[dict[str, Any]]:
@@ -162,14 +158,12 @@ def eigenpro_solves(records: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def format_eigenpro_solves(rows: list[dict[str, Any]]) -> str:
-    """:func:`eigenpro_solves` as a text table."""
-    if not rows:
-        return "no EigenPro solve recorded yet"
-    lines = [f"{'method':<14} {'K':>3} {'n':>7} {'cluster':>7} {'it.':>3} {'epochs':>6} {'halvings':>8} {'train MSE':>10} {'reached 4e-4':>12}"]
-    for r in rows:
-        it = "" if r["iteration"] is None else str(r["iteration"])
-        cl = "" if r.get("cluster") is None else str(r["cluster"])
-        lines.append(f"{r['method']:<14} {r['K']:>3} {r['n']:>7} {cl:>7} {it:>3} {r['iterations']:>6} {r['step_halvings']:>8} "
-                     f"{r['train_mse']:>10.2e} {'yes' if r['converged'] else 'no':>12}")
-    return "\n".join(lines)
+def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`eigenpro_solves` as a table: one row per solve, its cell (method, K, n), cluster and
+    RFM iteration (none for a global fit or a single solve), epochs, step halvings, final training
+    MSE and whether it reached the target."""
+    columns = ["method", "K", "n", "cluster", "iteration", "epochs", "step halvings", "training MSE", "reached the target"]
+    frame = pd.DataFrame([[r["method"], r["K"], r["n"], r.get("cluster"), r["iteration"], r["iterations"], r["step_halvings"],
+                           r["train_mse"], bool(r["converged"])] for r in rows], columns=columns)
+    return frame.astype({"K": int, "n": int, "cluster": "Int64", "iteration": "Int64", "epochs": int, "step halvings": int,
+                         "training MSE": float, "reached the target": bool})
