@@ -52,7 +52,7 @@ sync: venv
 # the injected-parameters cell would leak into the paired source).
 execute: venv
 	@mkdir -p $(EXECUTED)
-	@rm -rf $(CLAIMS)
+	@rm -rf $(MONOSEM_CLAIMS)
 	@n=$(words $(NOTEBOOKS)); i=0; for md in $(NOTEBOOKS); do \
 	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
 	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
