@@ -18,6 +18,8 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.md))
 EXECUTED := book/executed
 # every page writes the claims it judged here; the status page is generated from them
 export MONOSEM_CLAIMS := $(CURDIR)/$(EXECUTED)/claims
+# and how long each page took to execute (the reproduce page shows this build's own times)
+export MONOSEM_TIMINGS := $(CURDIR)/$(EXECUTED)/timings.tsv
 STAMP := $(VENV)/.monosem-installed
 # Sweep results (one small JSON per cell, trained networks beside them): a rebuild recomputes
 # only what is missing. Not committed.
@@ -52,21 +54,24 @@ sync: venv
 # the injected-parameters cell would leak into the paired source).
 execute: venv
 	@mkdir -p $(EXECUTED)
-	@rm -rf $(MONOSEM_CLAIMS)
+	@rm -rf $(MONOSEM_CLAIMS) $(MONOSEM_TIMINGS)
 	@n=$(words $(NOTEBOOKS)); i=0; for md in $(NOTEBOOKS); do \
 	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
 	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
 	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
 	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) 2> $(EXECUTED)/$$name.log \
 	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; tail -n 30 $(EXECUTED)/$$name.log; exit 1; }; \
-	  echo "done in $$(( $$(date +%s) - t0 )) s"; \
+	  dt=$$(( $$(date +%s) - t0 )); echo "done in $$dt s"; \
+	  printf '%s\t%s\t%s\n' $$name $(PROFILE) $$dt >> $(MONOSEM_TIMINGS); \
 	done
-	@# the status page, generated from the claims the pages above published into $(CLAIMS)
-	@$(BIN)/jupytext --quiet --to ipynb book/status.md -o $(EXECUTED)/status_source.ipynb
-	@TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
-	  $(EXECUTED)/status_source.ipynb $(EXECUTED)/status.ipynb 2> $(EXECUTED)/status.log \
-	  || { echo "status page FAILED"; tail -n 30 $(EXECUTED)/status.log; exit 1; }
-	@rm -f $(EXECUTED)/status_source.ipynb
+	@# the status and reproduce pages, generated from what the pages above published
+	@for page in status reproduce; do \
+	  $(BIN)/jupytext --quiet --to ipynb book/$$page.md -o $(EXECUTED)/$${page}_source.ipynb; \
+	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
+	    $(EXECUTED)/$${page}_source.ipynb $(EXECUTED)/$$page.ipynb 2> $(EXECUTED)/$$page.log \
+	    || { echo "$$page page FAILED"; tail -n 30 $(EXECUTED)/$$page.log; exit 1; }; \
+	  rm -f $(EXECUTED)/$${page}_source.ipynb; \
+	done
 
 html: venv
 	$(BIN)/jupyter-book build . -W --keep-going

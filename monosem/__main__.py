@@ -346,15 +346,15 @@ def _readings(args: argparse.Namespace) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     """``monosem estimate``: the cost model's minutes per page."""
-    from .experiments.estimate import DEVICES, format_basis, format_estimate
+    from .experiments.estimate import DEVICES, estimate_basis, estimate_frame
 
     if args.device not in DEVICES:
         raise ValueError(f"--device {args.device!r} is not modelled; use one of {sorted(DEVICES)}")
     print(f"profile {args.profile!r} on {DEVICES[args.device].name}: the heavy work of each page, "
           "networks charged to their update cap (an upper bound; see monosem.experiments.estimate)")
-    print(format_estimate(args.profile, args.device))
+    print(estimate_frame(args.profile, args.device).to_string(float_format="{:.0f}".format))
     print()
-    print(format_basis(args.profile, args.device))
+    print(estimate_basis(args.profile, args.device))
     return 0
 
 

@@ -61,16 +61,18 @@ def test_gpu_profile_sits_between_long_and_paper():
         assert getattr(se, name) == getattr(paper.sample_efficiency, name), name
 
 
-def test_reproduce_page_shows_the_models_estimate(capsys):
-    """The per-page table on the reproduce page is the model's output, not a copy that can drift."""
+def test_the_estimate_command_prints_the_models_table_and_basis(capsys):
+    """The CLI and the reproduce page (which calls estimate_frame at build time) show the model's output."""
     assert main(["estimate", "--profile", "gpu", "--device", "t4"]) == 0
     out = capsys.readouterr().out
     table, basis = (part.strip() for part in out.split("\n", 1)[1].split("\n\n", 1))
-    assert table == budget.format_estimate("gpu", "t4")
+    frame = budget.estimate_frame("gpu", "t4")
+    assert table == frame.to_string(float_format="{:.0f}".format).strip()
+    assert list(frame.index) == list(budget.PAGES) and (frame["estimated minutes"] > 0).all()
     # and what the minutes rest on: the measured kernel times and the assumed device constants
-    assert basis == budget.format_basis("gpu", "t4")
+    assert basis == budget.estimate_basis("gpu", "t4")
     assert "assumptions, not measurements" in basis and "recorded long run" in basis and "update cap" in basis
-    assert table in (ROOT / "book" / "reproduce.md").read_text()
+    assert "estimate_frame" in (ROOT / "book" / "reproduce.md").read_text()
     with pytest.raises(SystemExit):
         main(["estimate", "--device", "tpu"])
     assert re.search(r"not modelled", capsys.readouterr().err)

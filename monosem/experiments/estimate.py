@@ -50,6 +50,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ..profiles import Profile, get_profile
 from .cache import Job
 from .drift import DRIFT_ANGLES
@@ -67,8 +69,8 @@ __all__ = [
     "kernel_fit_seconds",
     "page_seconds",
     "PAGES",
-    "format_estimate",
-    "format_basis",
+    "estimate_frame",
+    "estimate_basis",
 ]
 
 
@@ -285,19 +287,20 @@ def page_seconds(page: str, profile: str | Profile, device: str | DeviceModel) -
     return PAGES[page](get_profile(profile), device)
 
 
-def format_estimate(profile: str | Profile, device: str | DeviceModel = "t4") -> str:
-    """A Markdown table: minutes per page and part at ``profile`` on ``device``."""
+def estimate_frame(profile: str | Profile, device: str | DeviceModel = "t4") -> pd.DataFrame:
+    """Estimated minutes per page at ``profile`` on ``device``: one row per page, the total and
+    the part each kind of work takes ("of which", minutes)."""
     dev = DEVICES[device] if isinstance(device, str) else device
-    rows = ["| page | estimated minutes | of which |", "|---|---|---|"]
+    rows = []
     for page in PAGES:
         parts = page_seconds(page, profile, dev)
-        detail = ", ".join(f"{k} {v / 60:.0f}" for k, v in parts.items())
-        rows.append(f"| {page} | {sum(parts.values()) / 60:.0f} | {detail} |")
-    return "\n".join(rows)
+        rows.append({"page": page, "estimated minutes": sum(parts.values()) / 60,
+                     "of which (minutes)": ", ".join(f"{k} {v / 60:.0f}" for k, v in parts.items())})
+    return pd.DataFrame(rows).set_index("page")
 
 
-def format_basis(profile: str | Profile, device: str | DeviceModel = "t4") -> str:
-    """What :func:`format_estimate`'s minutes rest on: which measurements and which assumptions,
+def estimate_basis(profile: str | Profile, device: str | DeviceModel = "t4") -> str:
+    """What :func:`estimate_frame`'s minutes rest on: which measurements and which assumptions,
     with the constants the model used (printed under the table by ``python -m monosem estimate``)."""
     P = get_profile(profile)
     dev = DEVICES[device] if isinstance(device, str) else device
