@@ -48,6 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from .experiments.runner import EXECUTORS
+    from .experiments.export import PAGE_EXPORTS
     from .experiments.sweeps import FIGURES
 
     from . import __version__
@@ -77,7 +78,10 @@ def _parser() -> argparse.ArgumentParser:
     estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
 
     def figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
-        p.add_argument("figure", choices=sorted(FIGURES) + list(extra), help="which figure's sweep" + (" or page" if extra else ""))
+        # no argparse choices: a figure an experiments module registers is found when named
+        # (monosem.experiments.registry.discover); an unknown name is a one-line error
+        p.add_argument("figure", metavar="FIGURE", help="which figure's sweep" + (" or page" if extra else "") + ": "
+                       + ", ".join(sorted(FIGURES) + list(extra)) + ", or one an experiments module registers")
         p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
         p.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
         p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts (default: all of the profile's)")
@@ -104,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("--restore", action="store_true",
                         help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
-    figure_args(export, extra=("fig1", "theorem1", "theorem2"))
+    figure_args(export, extra=tuple(PAGE_EXPORTS))
     export.add_argument("--format", choices=("csv", "json"), default="csv", help="output format")
     export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
     export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
@@ -362,8 +366,9 @@ def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool
     """The cache and the selected jobs of a figure command. A command that ``writes`` creates the
     cache folder; one that ``reads`` it requires it to exist."""
     from .experiments.cache import ResultCache
-    from .experiments.sweeps import sweep
+    from .experiments.sweeps import figure_of, sweep
 
+    figure_of(args.figure)  # a clear error for an unknown figure, before any folder is touched
     cache = ResultCache(args.cache)
     jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if writes:
@@ -376,13 +381,13 @@ def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool
 def _status(args: argparse.Namespace) -> int:
     """``monosem status``: cached, missing and recorded cells per method."""
     from .experiments.recorded import load_recorded_cells
-    from .experiments.sweeps import FIGURES
+    from .experiments.sweeps import figure_of
 
     cache, jobs = _figure_cells(args)
     unique = list(dict.fromkeys(jobs))
     done, missing = cache.status(unique)
     recorded = load_recorded_cells(unique, args.profile)
-    print(f"{FIGURES[args.figure].title}, profile {args.profile!r}, cache {cache.root}")
+    print(f"{figure_of(args.figure).title}, profile {args.profile!r}, cache {cache.root}")
     damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
     print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
     done_set = set(done)
@@ -403,9 +408,9 @@ def _export(args: argparse.Namespace) -> int:
     from .experiments.export import export_rows, write_rows
     from .experiments.figures import cached_records
     from .experiments.recorded import load_recorded_cells
-    from .experiments.sweeps import FIGURES
+    from .experiments.export import PAGE_EXPORTS
 
-    if args.figure not in FIGURES:
+    if args.figure in PAGE_EXPORTS:
         cache = ResultCache(args.cache)
         if args.figure == "theorem1" and not args.recorded:
             _require_cache(args, cache, first=f"run page 07 at profile {args.profile!r} with MONOSEM_CACHE={cache.root}")

@@ -55,7 +55,7 @@ import pandas as pd
 from ..profiles import Profile, get_profile
 from .cache import Job
 from .drift import DRIFT_ANGLES
-from .sweeps import FIGURES, MIXED_LINK_D, moe_dense_widths, moe_expert_width, sweep
+from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [
     "paper_cost_estimate",
@@ -85,7 +85,7 @@ def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Pr
             per_cell[job.method].append(float(rec["timing"]["seconds"]))
     paper_jobs = sweep(figure, paper)
     out: dict[str, float] = {}
-    for method in FIGURES[figure].methods:
+    for method in figure_of(figure).methods:
         if method not in per_cell or method == "bayes":
             continue
         secs = sum(per_cell[method]) / len(per_cell[method])

@@ -12,7 +12,7 @@ from ..data import LABEL_NOISE_VARIANCE
 from ..profiles import Profile, get_profile
 from .cache import ResultCache
 from .results import aggregate
-from .sweeps import FIGURES, sweep
+from .sweeps import FIGURES, figure_of, sweep
 
 __all__ = ["plot_figure", "cached_records", "run_figure"]
 
@@ -87,7 +87,7 @@ def plot_figure(
         # them by method, as below, would mix two networks; page 09's panels tell them apart
         return _plot_moe(P, records, source)
     cells = aggregate(records, metric, rule=rule)
-    grid = getattr(P, FIGURES[figure].sizes)
+    grid = figure_of(figure).grid(P)
     # one panel per K that has at least one cell (a partial cache draws what it has)
     Ks = [K for K in (Ks or grid.Ks) if any(c.K == K for c in cells)]
     if not Ks:
@@ -100,7 +100,7 @@ def plot_figure(
         fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.9 * nrows + 0.9), squeeze=False, layout="constrained")
         for ax, K in zip(axes.flat, Ks):
             curves = {}
-            for method in methods or FIGURES[figure].methods:
+            for method in methods or figure_of(figure).methods:
                 pts = sorted((c.n, c.mean, c.std) for c in cells if c.method == method and c.K == K)
                 if pts:
                     ns, mean, std = zip(*pts)
@@ -120,7 +120,7 @@ def plot_figure(
         fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         rfm = any(m.endswith("rfm") for m in runs)
-        fig.suptitle(FIGURES[figure].title + scale + (f", {source}" if source else "")
+        fig.suptitle(figure_of(figure).title + scale + (f", {source}" if source else "")
                      + (f"\nevery RFM variant: {rule} of iterations 0-3" if rfm else ""))
     return fig
 

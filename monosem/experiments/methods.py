@@ -29,6 +29,7 @@ from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
 from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
+from .registry import METHODS
 from .sweeps import MIXED_LINK_D, step_revision_of
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
@@ -518,9 +519,10 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     else:
         out = []
         for job in jobs:
-            if job.method not in _COMPUTE:
-                raise ValueError(f"method={job.method!r} cannot be computed; known: {sorted(_COMPUTE)}, mlp-* and moe-*")
-            out.append(_COMPUTE[job.method](job, cache))
+            fn = _COMPUTE.get(job.method) or (METHODS[job.method].compute if job.method in METHODS else None)
+            if fn is None:
+                raise ValueError(f"method={job.method!r} cannot be computed; known: {sorted(_COMPUTE) + sorted(METHODS)}, mlp-* and moe-*")
+            out.append(fn(job, cache))
     return out
 
 

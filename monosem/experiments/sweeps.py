@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from ..device import default_dtype
 from ..kernels.solvers import TARGET_TRAIN_MSE
@@ -18,8 +18,9 @@ from ..models import ACTIVATIONS, AUX_WEIGHT, ROUTER_SCALE, matched_dense_width,
 from ..profiles import MoESizes, Profile, SampleEfficiencySizes, get_profile
 from ..train import A2_FINAL_LR_RATIO, A2_MIN_REL_IMPROVEMENT, A2_TARGET_MSE, LR_A2
 from .cache import Job
+from .registry import METHODS, discover
 
-__all__ = ["FIGURES", "Figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
+__all__ = ["FIGURES", "Figure", "register_figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
            "MIXED_LINK_D", "MOE_MATCHES", "moe_expert_width", "moe_dense_widths"]
 
 #: Appendix A.2: "Exact kernel solves ... include a ridge parameter of 10^-6".
@@ -36,7 +37,13 @@ class Figure:
     name: str
     title: str
     methods: tuple[str, ...]
-    sizes: str  # the Profile field holding Ks / ns / runs / n_test
+    #: the grid: the Profile field holding Ks / ns / runs / n_test, or a function of the profile
+    #: returning such a grid (a figure declared outside :class:`~monosem.profiles.Profile`)
+    sizes: str | Callable[[Profile], Any]
+
+    def grid(self, P: Profile):
+        """The figure's grid at profile ``P`` (``None`` when the profile declares none)."""
+        return self.sizes(P) if callable(self.sizes) else getattr(P, self.sizes)
 
 
 FIGURES: dict[str, Figure] = {
@@ -117,14 +124,30 @@ def moe_dense_widths(K: int, profile: str | Profile, expert_width: int | None = 
             for act in ("relu", "reglu") for match in MOE_MATCHES}
 
 
-def _check_figure(figure: str) -> Figure:
+def register_figure(fig: Figure) -> Figure:
+    """Declare a figure (its methods, built in or registered with
+    :func:`~monosem.experiments.registry.register_method`, and its grid), for :func:`sweep`, the
+    runner, the cache and the command line."""
+    old = FIGURES.get(fig.name)
+    if old is not None and old != fig:
+        raise ValueError(f"figure {fig.name!r} is declared already")
+    FIGURES[fig.name] = fig
+    return fig
+
+
+def figure_of(figure: str) -> Figure:
+    """The declared figure ``figure``, looking into every experiments module when it is not a
+    built-in one."""
+    if figure not in FIGURES:
+        discover()
     if figure not in FIGURES:
         raise ValueError(f"figure={figure!r} is not a known figure; use one of {sorted(FIGURES)}")
     return FIGURES[figure]
 
 
+
 def _grid(fig: Figure, P: Profile):
-    sizes = getattr(P, fig.sizes)
+    sizes = fig.grid(P)
     if sizes is None:
         raise ValueError(f"profile {P.name!r} has no {fig.sizes} grid (figure {fig.name!r}); use profile 'long'")
     return sizes
@@ -184,6 +207,8 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
                                           "source": method_params("mlp-relu", P, sizes=se)}
     if method == "bayes":
         return common
+    if method in METHODS:
+        return common | METHODS[method].params(P, se)
     raise ValueError(f"method={method!r} is not known")
 
 
@@ -210,7 +235,7 @@ def sweep(
 ) -> list[Job]:
     """The jobs of ``figure`` at ``profile``, optionally restricted to some K, methods, runs or
     training sizes."""
-    fig = _check_figure(figure)
+    fig = figure_of(figure)
     P = get_profile(profile)
     sizes = _grid(fig, P)
     where = f"the {figure} grid of profile {P.name!r}"

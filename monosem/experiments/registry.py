@@ -1,0 +1,56 @@
+"""What an experiment module adds to the sweeps: methods, declared where they are defined.
+
+A method is the settings its cells' keys hold (``params(P, sizes)``, read from a profile) and how
+one cell is computed (``compute(job, cache)``). The methods of Figures 2, 4 and 6 are built in
+(:mod:`.sweeps`, :mod:`.methods`); a new experiment registers its own with
+:func:`register_method` and its figure with :func:`.sweeps.register_figure`, in one new module
+of :mod:`monosem.experiments`, and :func:`discover` finds it: nothing else is edited.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["Method", "METHODS", "register_method", "discover"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: its name, the settings of its key and its computation."""
+
+    name: str
+    params: Callable[[Any, Any], dict[str, Any]]  # (Profile, SampleEfficiencySizes) -> key settings
+    compute: Callable[[Any, Any], dict[str, Any]]  # (Job, ResultCache | None) -> metrics
+
+
+#: the registered methods, by name
+METHODS: dict[str, Method] = {}
+
+
+def register_method(name: str, *, params: Callable, compute: Callable) -> Method:
+    """Declare a method ``name``: ``params(P, sizes)`` gives every setting its result depends on
+    (the cache key; the data's K, n, run and n_test are added by the sweep), ``compute(job,
+    cache)`` its metrics (a JSON-ready dict with ``test_mse``). Registering a name twice with
+    other functions is an error (a module imported twice registers the same functions)."""
+    if not isinstance(name, str) or not name or " " in name:
+        raise ValueError(f"a method name is a non-empty word, got {name!r}")
+    method = Method(name, params, compute)
+    old = METHODS.get(name)
+    if old is not None and (old.params.__qualname__, old.compute.__qualname__) != (params.__qualname__, compute.__qualname__):
+        raise ValueError(f"method {name!r} is registered already (by {old.compute.__module__})")
+    METHODS[name] = method
+    return method
+
+
+@functools.cache
+def discover() -> None:
+    """Import every module of :mod:`monosem.experiments` (once), so that the methods and figures
+    they register are known (the built-in ones need no discovery)."""
+    from .. import experiments
+
+    for info in pkgutil.iter_modules(experiments.__path__):
+        importlib.import_module(f"{experiments.__name__}.{info.name}")
