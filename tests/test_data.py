@@ -222,7 +222,7 @@ def test_bad_arguments_raise_clear_errors(call, match):
         call()
 
 
-def test_sampling_is_fast_at_paper_scale():
+def test_sampling_draws_a_paper_scale_pool():
     # not a timing assertion (speed is measured in benchmarks/): just that n = 200 000 works
     m = data.mixed_link_model(50)
     x, y, c = m.pool(200_000)

@@ -1,0 +1,107 @@
+"""The result cache: keys, atomic files, damaged files."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pytest
+from monosem.experiments import cache as cache_mod
+from monosem.experiments.cache import Job, ResultCache, atomic_write_json
+from _toy_jobs import _jobs
+
+
+def test_keys_are_stable_and_order_independent():
+    a = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, nested={"x": 1, "y": [1, 2]})
+    b = Job.make("mlp-relu", 10, 1000, 0, "cpu", lr=0.01, nested={"y": [1, 2], "x": 1}, width=64)
+    assert a == b and a.key() == b.key() and len(a.key()) == 16
+    # a fixed configuration has a fixed key across Python processes (no hash randomization)
+    assert Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key() == Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key()
+
+
+def test_keys_are_sensitive_to_every_field():
+    base = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01)
+    variants = [
+        dataclasses.replace(base, method="mlp-gelu"),
+        dataclasses.replace(base, K=2),
+        dataclasses.replace(base, n=2000),
+        dataclasses.replace(base, run=1),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=65, lr=0.01),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.02),
+        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, extra=True),
+    ]
+    keys = {base.key()} | {v.key() for v in variants}
+    assert len(keys) == len(variants) + 1
+    # the declaring profile is a label, not an input of the computation: one cell, one key
+    assert dataclasses.replace(base, profile="long").key() == base.key()
+
+
+def test_cache_version_is_part_of_the_key(monkeypatch):
+    job = _jobs()[0]
+    k1 = job.key()
+    monkeypatch.setattr(cache_mod, "CACHE_VERSION", cache_mod.CACHE_VERSION + 1)
+    assert job.key() != k1
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    atomic_write_json(target, {"a": 1})
+
+    def broken_dump(obj, fh, **kw):
+        fh.write('{"half": ')
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(json, "dump", broken_dump)
+    with pytest.raises(RuntimeError):
+        atomic_write_json(target, {"a": 2})
+    monkeypatch.undo()
+    assert json.loads(target.read_text()) == {"a": 1}  # the old complete file, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary left behind
+
+
+def test_cache_refuses_a_file_of_another_job(tmp_path):
+    c = ResultCache(tmp_path)
+    a, b = _jobs()[:2]
+    c.save(a, {"x": 1}, 0.1)
+    os.replace(c.path(a), c.path(b))
+    with pytest.warns(RuntimeWarning, match="another job"), pytest.raises(FileNotFoundError, match="moved aside"):
+        c.load(b)
+    # moved aside: the cell now counts as missing and is recomputed
+    assert not c.has(b) and c.path(b).with_name(c.path(b).name + ".corrupt").exists()
+
+
+def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypatch):
+    """A sweep whose cache holds one garbled result, one garbled network and one garbled
+    checkpoint finishes with one warning per file and the numbers of a clean run."""
+    import hashlib
+    import shutil
+
+    from monosem.experiments.figures import run_figure
+
+    monkeypatch.setenv("MONOSEM_MAX_STACK", "1")
+    select = dict(methods=["mlp-relu", "gated-laplace"], executor="inprocess", progress=False)
+    clean = ResultCache(tmp_path / "clean")
+    ref = run_figure("fig4", "smoke", cache=clean, **select)
+    shutil.copytree(clean.root, tmp_path / "hurt")
+    hurt = ResultCache(tmp_path / "hurt")
+    by = {(j.method, j.K): j for j in ref}
+    # 1. a truncated result file
+    bad_json = hurt.path(by[("gated-laplace", 2)])
+    bad_json.write_text('{"config": {"K"')
+    # 2. a garbled trained network (the source of the K = 2 gated cell)
+    bad_model = hurt.root / "models" / f"{by[('mlp-relu', 2)].key()}.pt"
+    bad_model.write_bytes(b"\x00garbage")
+    # 3. a garbled checkpoint of a network that has to be trained again
+    relu10 = by[("mlp-relu", 10)]
+    hurt.path(relu10).unlink()
+    tag = hashlib.sha256(relu10.key().encode()).hexdigest()[:16]
+    bad_ckpt = hurt.root / "checkpoints" / f"{tag}.pt"
+    bad_ckpt.parent.mkdir(exist_ok=True)
+    bad_ckpt.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.warns(RuntimeWarning) as caught:
+        got = run_figure("fig4", "smoke", cache=hurt, **select)
+    named = " ".join(str(w.message) for w in caught)
+    for path in (bad_json, bad_model, bad_ckpt):
+        assert str(path) in named and path.with_name(path.name + ".corrupt").exists()
+    for job, rec in ref.items():
+        assert got[job]["metrics"]["test_mse"] == rec["metrics"]["test_mse"], job.label()

@@ -1,0 +1,51 @@
+"""The command line on a figure's cells: status, run, plot and their errors."""
+
+from __future__ import annotations
+
+import pytest
+from monosem.__main__ import main
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.sweeps import sweep
+
+
+def test_cli_status_run_and_errors(tmp_path, capsys):
+    args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes"]
+    assert main(["status", "fig2", *args]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 4 cells cached, 4 missing" in out and "bayes              0 cached    4 missing" in out
+    assert "missing: bayes" not in out  # a summary per method; --missing lists the cells
+    assert main(["run", "fig2", *args, "--K", "10"]) == 0
+    capsys.readouterr()
+    assert main(["status", "fig2", *args, "--missing"]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 4 cells cached, 2 missing" in out and "missing: bayes K=1 n=500 run=0" in out
+    with pytest.raises(SystemExit):
+        main(["status", "fig2", "--profile", "smoke", "--K", "3"])
+    assert "not in the fig2 grid" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "fig9"])
+
+
+def test_status_tells_damaged_cells_apart(tmp_path, capsys):
+    args = ["--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]
+    assert main(["run", "fig2", *args]) == 0
+    job = sweep("fig2", "smoke", Ks=[10], methods=["bayes"])[0]
+    ResultCache(tmp_path).path(job).write_text("")
+    capsys.readouterr()
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        assert main(["status", "fig2", *args]) == 0
+    assert "1 of 2 cells cached, 1 missing (1 of them damaged" in capsys.readouterr().out
+
+
+def test_plot_of_an_empty_or_partial_cache(tmp_path, capsys):
+    from monosem.experiments.figures import plot_figure
+
+    with pytest.raises(ValueError, match="no results of fig2 at profile 'smoke'"):
+        plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
+    with pytest.raises(SystemExit):
+        main(["plot", "fig2", "--profile", "smoke", "--cache", str(tmp_path)])
+    assert "no results of fig2" in capsys.readouterr().err
+    # a partial cache (one K, one method) draws the panels it has
+    assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]) == 0
+    fig = plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "K = 10"

@@ -1,0 +1,23 @@
+"""The cost model's estimates."""
+
+from __future__ import annotations
+
+import pytest
+from monosem.experiments.sweeps import sweep
+
+
+def test_paper_cost_estimate_scales_by_the_cost_model():
+    from monosem.experiments.estimate import paper_cost_estimate
+
+    jobs = [j for j in sweep("fig2", "cpu") if j.method in ("laplace", "mlp-relu")]
+    n_max = max(j.n for j in jobs)
+    records = {j: {"timing": {"seconds": 1.0 if j.n == n_max else 99.0}} for j in jobs}
+    est = paper_cost_estimate(records, "fig2", "cpu")
+    paper_ns = (20_000, 50_000, 100_000, 200_000)
+    assert est["laplace"] == pytest.approx(4 * 5 * sum((n / n_max) ** 2 for n in paper_ns))
+    from monosem.profiles import get_profile
+
+    se, pse = get_profile("cpu").sample_efficiency, get_profile("paper").sample_efficiency
+    ratio = (pse.width * pse.batch * pse.max_steps) / (se.width * se.batch * se.max_steps)
+    assert est["mlp-relu"] == pytest.approx(4 * 4 * 5 * ratio)
+    assert "bayes" not in est

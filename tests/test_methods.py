@@ -1,0 +1,54 @@
+"""What one cell computes: local solves, step revisions, the noise level."""
+
+from __future__ import annotations
+
+import pytest
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.sweeps import sweep
+
+
+def test_oracle_and_gated_cells_record_each_local_solve(tmp_path):
+    """Per-cluster fits keep their solves (one per cluster; RFM one per iteration), so a cluster
+    that EigenPro stopped short can be told from a converged one."""
+    from monosem.experiments.methods import compute_many
+
+    jobs = sweep("fig4", "smoke", Ks=[2], methods=["oracle-rfm", "gated-laplace"])[:2]
+    assert {j.method for j in jobs} == {"oracle-rfm", "gated-laplace"}
+    for job, m in zip(jobs, compute_many(jobs, cache=ResultCache(tmp_path))):
+        local = m["local_solves"]
+        assert len(local) == job.K, job.label()
+        for s in local:
+            fits = s if job.method == "oracle-rfm" else [s]
+            assert len(fits) == (4 if job.method == "oracle-rfm" else 1)
+            assert all(f["solver"] in ("exact", "eigenpro", "cg") and f["iterations"] >= 1 for f in fits)
+
+
+def test_a_checkpoint_of_another_step_revision_is_not_resumed(tmp_path):
+    """The fingerprint names the revision (revision 1's fingerprint is as before revisions)."""
+    from monosem.models import MLPStack
+    import torch
+
+    from monosem.train import TrainData, a2_config, train
+
+    x, y = torch.randn(64, 5), torch.randn(64)
+    ckpt = tmp_path / "run.pt"
+    cfg = a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=2)
+    train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), cfg, checkpoint=ckpt, progress=False)
+    saved = torch.load(ckpt, weights_only=True)
+    assert saved["fingerprint"]["config"]["step_revision"] == 2
+    with pytest.raises(ValueError, match="different arguments"):
+        train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=1),
+              checkpoint=ckpt, progress=False)
+    one = tmp_path / "one.pt"
+    train(MLPStack(5, 8, "relu", [0]), TrainData(x, y), a2_config("relu", min_steps=0, max_steps=4, batch=16, eval_every=2, step_revision=1),
+          checkpoint=one, progress=False)
+    assert "step_revision" not in torch.load(one, weights_only=True)["fingerprint"]["config"]
+
+
+def test_one_home_for_the_noise_level():
+    from monosem.data import LABEL_NOISE_VARIANCE
+    from monosem.experiments.figures import NOISE_VARIANCE
+    from monosem.kernels.solvers import TARGET_TRAIN_MSE
+    from monosem.train import A2_TARGET_MSE, a2_config
+
+    assert LABEL_NOISE_VARIANCE == 4e-4 == TARGET_TRAIN_MSE == A2_TARGET_MSE == NOISE_VARIANCE == a2_config("relu").target_mse

@@ -1,0 +1,142 @@
+"""The declared sweeps: the paper's grids, shared cells, the budget's cut, what a key holds."""
+
+from __future__ import annotations
+
+import pytest
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.sweeps import FIGURES, sweep
+
+
+def test_profiles_share_cells_that_compute_the_same_thing():
+    from monosem.experiments.sweeps import sweep
+
+    fig2 = {j.key(): j for j in sweep("fig2", "long")}
+    regime = {j.key(): j for j in sweep("regime", "long")}
+    shared = set(fig2) & set(regime)
+    # K = 10, 50 x n = 20k, 50k x run 0 x (ReLU and ReGLU at width 1 024, RFM, 2 oracles, Bayes)
+    assert len(shared) == 2 * 2 * 6
+    assert {regime[k].param_dict.get("width") for k in regime} == {256, 1024, None}
+
+
+def test_a_profiles_cut_removes_exactly_the_cut_cells():
+    """The long profile's budget cut (``method_max_n``): global RFM in the regime map up to
+    50 000, GELU and SwiGLU in Figure 6 at 20 000 only; every other cell of the grid is declared."""
+    from monosem.experiments.sweeps import sweep
+    from monosem.profiles import get_profile
+
+    L = get_profile("long")
+    regime = sweep("regime", L)
+    assert max(j.n for j in regime if j.method == "rfm") == 50_000
+    assert max(j.n for j in regime if j.method == "mlp-relu") == 200_000
+    per_n = len(L.regime.Ks) * (2 * 2 + 4)  # 2 MLPs x 2 sizes + RFM, 2 oracles, Bayes
+    assert len(regime) == 5 * per_n - 2 * len(L.regime.Ks)
+    fig6 = sweep("fig6", L)
+    assert {j.n for j in fig6 if j.method in ("mlp-gelu", "mlp-swiglu")} == {20_000}
+    assert {j.n for j in fig6 if j.method == "mlp-relu"} == {20_000, 50_000}
+    assert L.regime.includes("rfm", 50_000) and not L.regime.includes("rfm", 50_001)
+    assert L.regime.includes("mlp-relu", 10**9)
+    # a profile without a cut declares the whole grid
+    cpu = get_profile("cpu").sample_efficiency
+    assert len(sweep("fig6", "cpu")) == len(cpu.Ks) * len(cpu.ns) * cpu.runs * 5
+
+
+def test_sweeps_declare_the_papers_grids():
+    jobs = sweep("fig2", "paper")
+    assert {j.K for j in jobs} == {1, 2, 10, 50} and {j.n for j in jobs} == {20_000, 50_000, 100_000, 200_000}
+    assert {j.run for j in jobs} == set(range(5))
+    assert {j.method for j in jobs} == set(FIGURES["fig2"].methods)
+    relu = next(j for j in jobs if j.method == "mlp-relu")
+    p = relu.param_dict
+    assert (p["width"], p["batch"], p["lr"], p["lr_final"]) == (4096, 4096, 1e-2, 1e-4)
+    assert (p["min_steps"], p["max_steps"], p["eval_every"], p["patience_evals"]) == (20_000, 200_000, 500, 60)
+    assert {j.K for j in sweep("fig4", "paper")} == {2, 5, 10, 50}
+    # the source MLP of Figure 4 is the ReLU cell of Figure 2: one shared cache entry
+    f2 = {j for j in sweep("fig2", "cpu") if j.method == "mlp-relu"}
+    f4 = {j for j in sweep("fig4", "cpu") if j.method == "mlp-relu"}
+    assert f2 & f4
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(figure="fig9", profile="cpu"), "figure"),
+        (dict(figure="fig2", profile="huge"), "profile"),
+        (dict(figure="fig2", profile="cpu", Ks=[3]), "K="),
+        (dict(figure="fig2", profile="cpu", methods=["svm"]), "methods"),
+        (dict(figure="fig2", profile="smoke", runs=[7]), "runs"),
+        (dict(figure="fig2", profile="smoke", ns=[123]), "n="),
+    ],
+)
+def test_sweep_bad_inputs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        sweep(**kwargs)
+
+
+def test_the_key_holds_what_the_computation_reads(monkeypatch):
+    """Precision, the full A.2 schedule and a gated cell's solver settings are in the key, and
+    the computations build their configurations from the key alone."""
+    from monosem.experiments import methods
+
+    job32 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
+    monkeypatch.setenv("MONOSEM_DTYPE", "float64")
+    job64 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
+    monkeypatch.delenv("MONOSEM_DTYPE")
+    assert job32.key() != job64.key() and job64.param_dict["dtype"] == "float64"
+    p = dict(job32.param_dict, lr_final=1e-5, rel_improvement=1e-3)
+    cfg = methods._a2_config(p)
+    assert cfg.final_lr_ratio == pytest.approx(1e-5 / p["lr"]) and cfg.min_rel_improvement == 1e-3
+    gated = sweep("fig4", "cpu", Ks=[10], ns=[5_000], methods=["gated-rfm"])[0]
+    seen = {}
+
+    class Capture(Exception):
+        pass
+
+    def fake(mlp, **kw):
+        seen.update(kw["local_params"])
+        raise Capture
+
+    monkeypatch.setattr(methods, "MLPGatedRegressor", fake)
+    monkeypatch.setattr(methods, "load_mlp", lambda job, cache, device=None: None)
+    monkeypatch.setattr(methods.ResultCache, "has", lambda self, job: True)
+    with pytest.raises(Capture):
+        methods.compute_gated(gated, ResultCache("/nonexistent"))
+    p = gated.param_dict
+    assert seen["agop_samples"] == p["agop_samples"] == 2_000  # the cpu profile's, not RFM's default 20 000
+    assert (seen["ridge"], seen["max_iter"], seen["dtype"]) == (p["ridge"], p["solver_max_iter"], p["dtype"])
+
+
+def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():
+    from monosem.experiments.sweeps import EIGENPRO_REVISION, may_run_eigenpro
+
+    p = {"exact_max_n": 11_000}
+    assert may_run_eigenpro("laplace", 50, 20_000, p) and not may_run_eigenpro("laplace", 1, 10_000, p)
+    # a balanced per-cluster oracle solves about n / K points per cluster
+    assert may_run_eigenpro("oracle-rfm", 2, 20_000, p) and not may_run_eigenpro("oracle-rfm", 10, 50_000, p)
+    assert may_run_eigenpro("oracle-rfm", 10, 50_000, p | {"zipf": 1.0})  # one cluster may hold most points
+    assert may_run_eigenpro("gated-laplace", 10, 20_000, p)  # a learned gate may merge clusters
+    assert not may_run_eigenpro("mlp-relu", 1, 200_000, {})
+    jobs = {(j.method, j.K, j.n): j for j in sweep("regime", "long")}
+    assert jobs[("oracle-rfm", 10, 200_000)].param_dict["eigenpro"] == EIGENPRO_REVISION
+    assert "eigenpro" not in jobs[("oracle-rfm", 50, 200_000)].param_dict  # 4 000 per cluster: exact
+    assert "eigenpro" not in jobs[("mlp-relu", 10, 200_000)].param_dict
+
+
+def test_mlp_keys_name_the_training_step_revision_of_their_profile():
+    """A network cell's key names the step revision it trains with, except revision 1 (the keys of
+    the recorded long run, which were computed with it, stay as they were); a mixture of experts
+    trains through autograd and does not read it."""
+    from monosem.experiments.methods import _a2_config
+    from monosem.profiles import PROFILE_NAMES, get_profile
+    from monosem.train import STEP_REVISION, STEP_REVISIONS
+
+    assert all(get_profile(name).step_revision in STEP_REVISIONS for name in PROFILE_NAMES)
+    assert get_profile("cpu").step_revision == STEP_REVISION
+    assert get_profile("long").step_revision == 1
+    (cpu,) = sweep("fig2", "cpu", Ks=[10], ns=[sweep("fig2", "cpu")[0].n], methods=["mlp-relu"])
+    (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"], runs=[0])
+    assert cpu.param_dict["step"] == STEP_REVISION and _a2_config(cpu.param_dict).step_revision == STEP_REVISION
+    assert "step" not in long.param_dict and _a2_config(long.param_dict).step_revision == 1
+    gated = sweep("fig4", "cpu", methods=["gated-rfm"])[0]
+    assert dict(gated.param_dict["source"])["step"] == STEP_REVISION  # the source network's own key
+    moe = [j for j in sweep("moe", "cpu") if j.method.startswith("moe-")]
+    assert moe and all("step" not in j.param_dict for j in moe)

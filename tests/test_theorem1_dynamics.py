@@ -1,0 +1,58 @@
+"""Page 07's record: its tables, numbers and claims."""
+
+from __future__ import annotations
+
+import json
+import numpy as np
+
+
+def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
+    from monosem.experiments.theorem1_dynamics import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
+
+    payload = {
+        "profile": "paper", "recorded": "2026-11-30 20:00 UTC", "seconds": 1800.0,
+        "machine": {"cpu_count": 2, "torch_threads": 2, "accelerator": None, "git_commit": "abc1234"},
+        "results": {
+            "t_max": 5e4,
+            "flows": [{"K": 3, "R": 4.0, "m": 256, "converged": 1.0, "median_distance_times_R": 0.9198},
+                      {"K": 3, "R": 32.0, "m": 256, "converged": 0.0, "median_distance_times_R": None}],
+            "C_fit": 0.935, "chi2_p": {"3": 0.2},
+            "coverage": {"K": 10, "pool": 270, "rows": [{"m": 10, "simulated": 0.1, "exact": 0.2, "bound": 0.0, "bound_exp": 0.0}]},
+            "tracking": {"K": 3, "R": 4.0, "m": 64, "n_mc": 100000, "T": 50.0, "eps": [1e-2, 1e-3], "errors": [1e-3, 1e-5], "slope": 2.0},
+            "full_network": {"eps": 3e-4, "loss_start": 0.5, "loss_end": 0.4, "t_half_drop": None, "interaction_rel_se": 0.01,
+                             "t_most_specialized": 100.0, "one_cluster_most_specialized": 1.0, "one_cluster_end": 0.5},
+            "perturbation": {"h2": {"0": 1.0, "1": 0.1}},
+        },
+    }
+    head = recorded_header(payload)
+    assert "30.0 min" in head and "commit abc1234" in head
+    tables = dynamics_tables(payload["results"])
+    assert tables["flows"].loc[(3, 32.0), "converged share"] == 0.0 and list(tables["tracking"].index) == [1e-2, 1e-3]
+    numbers = dynamics_numbers(payload["results"])
+    assert numbers["C_fit"] == "0.935" and numbers["conv_hi"] == "0 %" and numbers["slope"] == "2.00"
+    lemma9, lemma8, lemma7 = dynamics_claims(payload["results"], "07_theorem1_dynamics", "paper")
+    assert lemma9.verdict == "reproduces" and lemma8.verdict == "does not reproduce" and lemma7.verdict == "not settled"
+
+
+def test_dynamics_record_round_trip():
+    """Page 07's record (schema in monosem.experiments.theorem1_dynamics) is JSON-ready and its
+    summary prints every part."""
+
+    from monosem.experiments.theorem1_dynamics import dynamics_results, dynamics_tables
+
+    rng = np.random.default_rng(0)
+    flows = {(3, 4.0): {"conv": np.array([True, True, False, True]), "dist": np.full(4, 0.1), "labels": np.array([0, 1, 2, 0])}}
+    res = dynamics_results(
+        t_max=100.0, flows=flows, C_fit=0.93,
+        coverage=dict(K=3, pool=np.array([0, 1, 0]), ms=np.arange(1, 7), simulated=np.linspace(0, 1, 6),
+                      exact=np.linspace(0, 1, 6), bounds=np.zeros((6, 2))),
+        tracking=dict(K=3, R=4.0, m=4, n_mc=10, T=5.0, eps=[1e-2, 1e-3], errors=[1e-3, 1e-5], slope=2.0, invariant=[1e-9, 1e-9]),
+        full_network=dict(eps=1e-3, loss=np.array([0.5, 0.35, 0.3]), t=np.array([0.0, 1.0, 2.0]),
+                          one_cluster=np.array([0.0, 1.0, 0.5]), interaction_rel_se=0.01),
+        perturbation={(2, 0.0): rng.uniform(0.995, 1, 4), (2, 1.0): np.zeros(4), (4, 0.0): np.ones(4), (4, 1.0): np.ones(4)},
+    )
+    back = json.loads(json.dumps(res))
+    assert back["flows"][0]["converged"] == 0.75 and back["full_network"]["t_half_drop"] == 1.0
+    assert back["full_network"]["one_cluster_most_specialized"] == 1.0 and back["perturbation"]["h2"] == {"0": 1.0, "1": 0.0}
+    tables = dynamics_tables(back)
+    assert tables["perturbation"].loc["h2", "1"] == 0.0 and tables["tracking"]["sup tracking error"].tolist() == [1e-3, 1e-5]
