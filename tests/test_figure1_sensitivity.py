@@ -27,6 +27,12 @@ def test_settings_are_distinct_and_valid():
         Setting(hidden_scale=0.0)
 
 
+def test_every_setting_belongs_to_a_factor():
+    from monosem.experiments.figure1_sensitivity import FACTORS
+
+    assert {label for labels in FACTORS.values() for label in labels} == set(SETTINGS)
+
+
 def test_key_is_the_whole_setting_and_seed():
     assert TINY.key(0) != TINY.key(1)
     assert TINY.key(0) != replace(TINY, horizon=2.0).key(0)

@@ -330,8 +330,10 @@ FACTORS: dict[str, tuple[str, ...]] = {
     "hidden init scale (balanced readout)": ("balanced x1", "balanced x0.3", "base (balanced, x0.1)", "balanced x0.03", "balanced x0.01"),
     "readout init (hidden x1)": ("balanced x1", "zero readout x1", "standard (PyTorch)"),
     "readout init (hidden x0.1)": ("base (balanced, x0.1)", "zero readout x0.1", "standard readout x0.1"),
+    "readout init (hidden x0.03)": ("balanced x0.03", "standard x0.03"),
     "readout init (hidden x0.01)": ("balanced x0.01", "zero readout x0.01", "standard x0.01"),
     "parameterization (hidden x1)": ("standard (PyTorch)", "NTK", "muP / mean-field (base 2 048)"),
+    "parameterization (hidden x0.1)": ("standard readout x0.1", "NTK x0.1"),
     "readout rate (balanced x0.1)": ("readout rate x0.1", "readout rate x0.28", "base (balanced, x0.1)", "readout rate x4"),
     "value branch scale": ("base (balanced, x0.1)", "value x0.3", "value x0.1"),
     "cosine horizon": ("base (balanced, x0.1)", "horizon x2", "horizon x10"),
@@ -375,8 +377,12 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
     from .. import plots
 
     paper = PAPER_FIGURE1 if paper is None else paper
-    groups = {lab: factor for factor, labels in FACTORS.items() for lab in labels if lab not in ("base (balanced, x0.1)",)}
-    colors = dict(zip(FACTORS, plt.get_cmap("tab10").colors))
+    groups: dict[str, str] = {}
+    for factor, labels in FACTORS.items():  # a setting shared by two factors takes the first one's colour
+        for lab in labels:
+            if lab != "base (balanced, x0.1)":
+                groups.setdefault(lab, factor)
+    colors = dict(zip(FACTORS, plt.get_cmap("tab20").colors[::2] + plt.get_cmap("tab20").colors[1::2]))
     with plots.paper_style():
         fig, axes = plots.panel_grid(len(BRANCHES), cols=2, panel_height=3.0)
         for ax, branch in zip(axes, BRANCHES):
@@ -453,6 +459,9 @@ def gate_value_split(selected: pd.DataFrame, labels: Sequence[str] = FACTORS["va
     return pd.DataFrame(rows).set_index("setting")
 
 
+_TOWARD = {"closer": "closer to", "farther": "farther from", "no closer": "no closer to"}
+
+
 def _closer(now: float, before: float, target: float, margin: float = 5.0) -> str:
     """"closer", "farther" or "no closer" to ``target``, by more than ``margin`` points."""
     if abs(now - target) < abs(before - target) - margin:
@@ -484,8 +493,10 @@ def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
         f"{dead.loc[most, 'active and alive %']:.0f} % instead of {dead.loc[most, 'active %']:.0f} % (the paper: {paper_active:.1f} %; "
         f"test MSE {dead.loc[most, 'test MSE']:.2g}). Over all {len(dead)} settings the ReLU dead share and active share correlate "
         f"at r = {r:+.2f}. "
-        + ("Supported: the rule does count dead neurons, and in numbers that matter to the active share."
-           if counted >= 20 else "Not supported: dead neurons are not a material part of any active set here."))
+        + ("Supported: the rule counts dead neurons, and the active share rises with the dead share." if counted >= 20 and r > 0.3 else
+           "Supported in part: the rule does count dead neurons, in numbers that matter to the active share, but across settings "
+           "the active share does not rise with the dead share, so deaths do not set it." if counted >= 20 else
+           "Not supported: dead neurons are not a material part of any active set here."))
     # hypothesis 2: a smaller value branch
     split = gate_value_split(sel, paper=paper)
     smallest = [lab for lab in FACTORS["value branch scale"] if lab in split.index][-1]
@@ -496,8 +507,8 @@ def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
             f"With the value rows at “{smallest}” the ReGLU gate-minus-value gap is {split.loc[smallest, 'gap A ≥ .71']:+.1f} points "
             f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
             f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
-            f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {verdicts[0]} to the paper on the first column and {verdicts[1]} on the "
-            f"second (by more than 5 points). The hypothesis is "
+            f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {_TOWARD[verdicts[0]]} the paper on the first column and {_TOWARD[verdicts[1]]} "
+            f"it on the second (by more than 5 points). The hypothesis is "
             + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
     else:
         out["value_text"] = "The value-branch settings are not recorded."
