@@ -315,7 +315,7 @@ def _readings(args: argparse.Namespace) -> int:
     import time
 
     from .experiments.recorded import save_recorded
-    from .experiments.specialization import READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
+    from .experiments.specialization import READINGS, STUDY_READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
     from .train import STEP_REVISIONS
 
     sizes = get_profile(args.profile).specialization
@@ -323,7 +323,7 @@ def _readings(args: argparse.Namespace) -> int:
         if args.width < 1:
             raise ValueError(f"--width must be a positive integer, got {args.width}")
         sizes = dataclasses.replace(sizes, width=args.width)
-    known = {r.name: r for r in READINGS}
+    known = {r.name: r for r in READINGS + STUDY_READINGS}
     chosen = READINGS
     if args.readings is not None:
         bad = [n for n in args.readings if n not in known]
@@ -343,7 +343,8 @@ def _readings(args: argparse.Namespace) -> int:
         # the wall time of the whole computation: this process and the earlier sittings of the
         # networks it resumed from their checkpoints
         earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())
-        path = save_recorded(recorded_name(args.profile, sizes.width), args.profile, result, time.perf_counter() - t0 + earlier)
+        one = chosen[0].name if len(chosen) == 1 else None
+        path = save_recorded(recorded_name(args.profile, sizes.width, one), args.profile, result, time.perf_counter() - t0 + earlier)
         print(f"recorded: {path}")
     return 0
 

@@ -210,3 +210,17 @@ def test_rate_rows_cover_every_candidate_of_the_relu_search():
         assert [r["lr"] for r in mine if r["selected"]] == [lr]
         assert min(r["val_mse"] for r in mine) == val  # validation picked the best candidate
     assert list(fig1.rate_frame(rows).index) == [0.004, 0.016]
+
+
+def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
+    """The sensitivity study's best readings train at another profile through the same function,
+    and their records and checkpoints do not take the chosen reading's names."""
+    rate, value = fig1.STUDY_READINGS
+    assert rate.readout_lr_scale(2048) == 0.28 and value.readout_lr_scale(2048) == 1.0
+    sizes = get_profile("smoke").specialization
+    run = fig1.train_figure1(sizes, "reglu", reading=value, seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    assert list(tmp_path.glob("*_v0.3.pt")) and run.reading == "value x0.3"
+    plain = fig1.train_figure1(sizes, "reglu", seeds=(0,), progress=False)
+    assert run.test_mse != plain.test_mse
+    assert fig1.recorded_name("paper", 2048, "readout rate x0.28") == "figure1_readings_paper_w2048_readout_rate_x0_28"
+    assert fig1.recorded_name("paper", 2048, "balanced") == fig1.recorded_name("paper", 2048)

@@ -24,7 +24,7 @@ from ..specialization import PAPER_FIGURE1, active_set, importance, specializati
 from ..train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 
 __all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
-           "Reading", "READINGS", "FIGURE1_READING", "reading_ablation", "ablation_scores", "ablation_frame", "ablation_summary",
+           "Reading", "READINGS", "FIGURE1_READING", "STUDY_READINGS", "reading_ablation", "ablation_scores", "ablation_frame", "ablation_summary",
            "ablation_verdict", "table_rows", "figure_neurons", "paper_comparison_frame", "recorded_name", "paper_scale_verdict",
            "rate_rows", "rate_frame", "importance_spread", "importance_spread_frame", "SPREAD_FRACTIONS",
            "figure1_frame", "figure1_row_status", "figure1_claims"]
@@ -73,8 +73,15 @@ class Reading:
     hidden_scale: float = 1.0
     mup_base_width: int | None = None
     source: str = ""
+    #: the readout's rate relative to the hidden layer's, fixed (not width-aware; ``None``: 1, or
+    #: muP's when ``mup_base_width`` is given)
+    readout_lr: float | None = None
+    #: the gated value rows' initial scale relative to the gate rows
+    value_scale: float = 1.0
 
     def readout_lr_scale(self, width: int) -> float:
+        if self.readout_lr is not None:
+            return float(self.readout_lr)
         return 1.0 if self.mup_base_width is None else mup_readout_lr_scale(width, self.mup_base_width)
 
 
@@ -98,13 +105,28 @@ READINGS = (
 #: table is mapped by :mod:`monosem.experiments.figure1_sensitivity`.
 FIGURE1_READING = READINGS[2]
 
+#: The readings the sensitivity study (:mod:`monosem.experiments.figure1_sensitivity`) ranks best
+#: at width 512, for the paper profile: the most cosine cells within 10 points of the paper's
+#: table, and the smallest mean distance to it. ``python -m monosem readings --profile paper
+#: --readings NAME`` trains one.
+STUDY_READINGS = (
+    Reading("readout rate x0.28", init="balanced", hidden_scale=0.1, readout_lr=0.28,
+            source="balanced x0.1 with the readout's rate x 0.28 (sqrt(d / m) at m = 512, the NTK ratio under Adam)"),
+    Reading("value x0.3", init="balanced", hidden_scale=0.1, value_scale=0.3,
+            source="balanced x0.1 with the gated value rows x 0.3 at initialization"),
+)
 
 
-def recorded_name(profile: str, width: int) -> str:
+
+def recorded_name(profile: str, width: int, reading: str | None = None) -> str:
     """The recorded result's name of a Figure 1 table run: ``figure1_readings_w<width>`` at the
     cpu profile's sizes (the readings ablation), ``figure1_readings_<profile>_w<width>`` at
-    another profile's (e.g. the paper profile's run of the chosen reading)."""
-    return f"figure1_readings_w{width}" if profile == "cpu" else f"figure1_readings_{profile}_w{width}"
+    another profile's (e.g. the paper profile's run of the chosen reading), with ``_<reading>``
+    appended for one reading other than :data:`FIGURE1_READING`."""
+    name = f"figure1_readings_w{width}" if profile == "cpu" else f"figure1_readings_{profile}_w{width}"
+    if reading is not None and reading != FIGURE1_READING.name:
+        name += "_" + "".join(ch if ch.isalnum() else "_" for ch in reading).strip("_")
+    return name
 
 
 def figure1_data(sizes: SpecializationSizes, *, device: str | torch.device | None = None):
@@ -155,12 +177,17 @@ def train_figure1(
     pairs = [(lr, s) for lr in grid for s in seeds]
     stack = MLPStack(train_data.x_train.shape[-1], sizes.width, activation, [s for _, s in pairs], output_scale=output_scale, hidden_scale=hidden_scale,
                      init=init, readout_lr_scale=readout_lr_scale, device=dev)
+    if stack.gated and reading.value_scale != 1.0:
+        with torch.no_grad():  # the value rows (and their biases) only
+            stack.W[:, sizes.width:] *= reading.value_scale
+            stack.b[:, sizes.width:] *= reading.value_scale
     cfg = a1_config(activation, max_steps=steps, batch=sizes.batch, eval_every=sizes.eval_every, step_revision=step_revision)
     ckpt = None
     if checkpoint_dir is not None:
         Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
         tag = "" if (init, readout_lr_scale) == ("pytorch", 1.0) else f"_{init}_r{readout_lr_scale:g}"
         tag += "" if step_revision == 1 else f"_s{step_revision}"  # a revision-1 checkpoint keeps its name
+        tag += "" if reading.value_scale == 1.0 else f"_v{reading.value_scale:g}"
         ckpt = Path(checkpoint_dir) / f"figure1_{activation}_w{sizes.width}_a{output_scale:g}_h{hidden_scale:g}{tag}.pt"
     res = train(stack, train_data, cfg, lrs=[lr / output_scale for lr, _ in pairs], checkpoint=ckpt, progress=progress, desc=activation)
     models = res.models()
