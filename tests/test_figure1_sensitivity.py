@@ -122,3 +122,21 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     assert "value x0.1" in text["value_text"] and "3 settings, two seeds each" in text["answer_text"]
     fig = plot_map(sel)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
+
+
+def test_the_study_readings_are_the_recorded_studys_best():
+    """STUDY_READINGS (what the paper profile is run for) names what the recorded study ranks best:
+    the most cosine cells within 10 points, and the smallest mean distance."""
+    from monosem.experiments.figure1_sensitivity import RECORDED_NAME, paper_distance, ranking
+    from monosem.experiments.recorded import load_recorded
+    from monosem.experiments.specialization import STUDY_READINGS
+
+    rec = load_recorded(RECORDED_NAME)
+    assert rec is not None and len(rec["results"]["cells"]) >= 48
+    ranked = ranking(rec["results"])
+    dist = paper_distance(selected_frame(rec["results"]))
+    assert [r.name for r in STUDY_READINGS] == [ranked.index[0], dist["distance (points)"].idxmin()]
+    for reading in STUDY_READINGS:  # the reading is the setting: same init, scale, rates
+        s = SETTINGS[reading.name]
+        assert (reading.init, reading.hidden_scale, reading.readout_lr_scale(s.width), reading.value_scale) == (
+            "balanced" if s.readout_init == "balanced" else reading.init, s.hidden_scale, s.readout_lr, s.value_scale)
