@@ -7,6 +7,7 @@ ReLU learning rate is chosen per seed by validation MSE only, as in Appendix A.1
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,8 +111,8 @@ FIGURE1_READING = READINGS[2]
 #: table, and the smallest mean distance to it. ``python -m monosem readings --profile paper
 #: --readings NAME`` trains one.
 STUDY_READINGS = (
-    Reading("readout rate x0.28", init="balanced", hidden_scale=0.1, readout_lr=0.28,
-            source="balanced x0.1 with the readout's rate x 0.28 (sqrt(d / m) at m = 512, the NTK ratio under Adam)"),
+    Reading("readout rate x0.28", init="balanced", hidden_scale=0.1, readout_lr=round(math.sqrt(40 / 512), 4),
+            source="balanced x0.1 with the readout's rate x sqrt(d / m) at m = 512 (the NTK ratio under Adam), fixed across widths"),
     Reading("value x0.3", init="balanced", hidden_scale=0.1, value_scale=0.3,
             source="balanced x0.1 with the gated value rows x 0.3 at initialization"),
 )
