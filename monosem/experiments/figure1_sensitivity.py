@@ -478,15 +478,18 @@ def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
     10 points, and the factors that move each column most)."""
     paper = PAPER_FIGURE1 if paper is None else paper
     sel = selected_frame(result)
-    labels = set(sel["setting"])
+    return {"dead_text": _dead_text(sel, paper), "value_text": _value_text(sel, paper),
+            "fingerprint_text": _fingerprint_text(result), "answer_text": _answer_text(sel, paper)}
+
+
+def _dead_text(sel: pd.DataFrame, paper: dict) -> str:
+    """Hypothesis 1: dead neurons counted as active."""
     dead = dead_neurons(sel)
-    out = {}
-    # hypothesis 1: dead neurons
     most = dead["dead % of width"].idxmax()
     r = float(np.corrcoef(dead["active %"], dead["dead % of width"])[0, 1]) if len(dead) > 2 else math.nan
     counted = dead.loc[most, "dead % of active"]
     paper_active = 100 * paper["relu"][0] / 2048
-    out["dead_text"] = (
+    return (
         f"The largest share of ReLU neurons dies under “{most}”: {dead.loc[most, 'dead % of width']:.0f} % of the width is dead on the whole "
         f"training set, and {counted:.0f} % of its active set are dead neurons, which the 99.9 % rule counts because a dead "
         f"neuron keeps the importance it had when it died. Counting live neurons only, its active share would be "
@@ -497,33 +500,42 @@ def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
            "Supported in part: the rule does count dead neurons, in numbers that matter to the active share, but across settings "
            "the active share does not rise with the dead share, so deaths do not set it." if counted >= 20 else
            "Not supported: dead neurons are not a material part of any active set here."))
-    # hypothesis 2: a smaller value branch
+
+
+def _value_text(sel: pd.DataFrame, paper: dict) -> str:
+    """Hypothesis 2: a value branch initialized smaller than the gate."""
     split = gate_value_split(sel, paper=paper)
     smallest = [lab for lab in FACTORS["value branch scale"] if lab in split.index][-1]
     base = "base (balanced, x0.1)"
-    if base in split.index and smallest != base:
-        verdicts = [_closer(split.loc[smallest, c], split.loc[base, c], split.loc["the paper", c]) for c in ("gap A ≥ .71", "gap A ≥ .90")]
-        out["value_text"] = (
-            f"With the value rows at “{smallest}” the ReGLU gate-minus-value gap is {split.loc[smallest, 'gap A ≥ .71']:+.1f} points "
-            f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
-            f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
-            f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {_TOWARD[verdicts[0]]} the paper on the first column and {_TOWARD[verdicts[1]]} "
-            f"it on the second (by more than 5 points). The hypothesis is "
-            + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
-    else:
-        out["value_text"] = "The value-branch settings are not recorded."
-    # fingerprints
+    if base not in split.index or smallest == base:
+        return "The value-branch settings are not recorded."
+    verdicts = [_closer(split.loc[smallest, c], split.loc[base, c], split.loc["the paper", c]) for c in ("gap A ≥ .71", "gap A ≥ .90")]
+    return (
+        f"With the value rows at “{smallest}” the ReGLU gate-minus-value gap is {split.loc[smallest, 'gap A ≥ .71']:+.1f} points "
+        f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
+        f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
+        f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {_TOWARD[verdicts[0]]} the paper on the first column and {_TOWARD[verdicts[1]]} "
+        f"it on the second (by more than 5 points). The hypothesis is "
+        + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
+
+
+def _fingerprint_text(result: dict) -> str:
+    """The paper's fingerprints: the ReLU rate validation picks and where its checkpoint lies."""
     fp = fingerprints(result)
     picks = fp.groupby("setting")["relu_rate"].apply(lambda v: bool(np.isclose(v, 0.004).all()))
     late = fp.groupby("setting")["relu_best_step_share"].mean()
     matched = [s for s in picks.index if picks[s]]
-    out["fingerprint_text"] = (
+    return (
         (f"Validation picks the paper's ReLU rate 0.004 on every seed under {len(matched)} setting(s): "
          + ", ".join(f"“{s}” (best checkpoint at {late[s]:.2f} of the run)" for s in matched) + "."
          if matched else f"No setting makes validation pick the paper's ReLU rate 0.004 on every seed; the rates picked are "
          f"{', '.join(f'{x:g}' for x in sorted(set(fp['relu_rate'])))}.")
         + f" Across settings the selected checkpoint lies at {late.min():.2f}–{late.max():.2f} of the run (the paper: 0.925).")
-    # the answer
+
+
+def _answer_text(sel: pd.DataFrame, paper: dict) -> str:
+    """The study's answer: which settings reach the table, the closest one, the factors that move
+    each column most."""
     dist = paper_distance(sel, paper)
     best = dist["distance (points)"].idxmin()
     top = int(dist["cosine cells within 10"].max())
@@ -535,12 +547,12 @@ def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
         mean_move = eff.xs(col, level="measure", axis=1).mean(axis=1).sort_values(ascending=False)
         movers.append(f"the {name} moves most with the {mean_move.index[0]} ({mean_move.iloc[0]:.0f} points on average over the six rows), "
                       f"then the {mean_move.index[1]} ({mean_move.iloc[1]:.0f})")
-    out["answer_text"] = (
+    movers_text = "; ".join(movers)
+    return (
         (f"{len(reach)} setting(s) bring at least 10 of the 12 cosine cells within 10 points of the paper at width 512: "
          + ", ".join(f"“{s}”" for s in reach) + "." if reach else
          f"No setting brings 10 of the 12 cosine cells within 10 points of the paper at width 512; the most is {top}, under "
          + ", ".join(f"“{s}” ({dist.loc[s, 'distance (points)']:.1f} points on average)" for s in most_cells) + ".")
         + f" The closest setting overall is “{best}”, {dist.loc[best, 'distance (points)']:.1f} points from the paper's table on average "
         f"({int(dist.loc[best, 'cosine cells within 10'])} of 12 cosine cells within 10). "
-        + "; ".join(movers).capitalize()[:1] + "; ".join(movers)[1:] + f". {len(labels)} settings, two seeds each.")
-    return out
+        + movers_text[:1].upper() + movers_text[1:] + f". {sel['setting'].nunique()} settings, two seeds each.")

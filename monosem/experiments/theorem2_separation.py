@@ -383,17 +383,20 @@ def separation_findings(result: SeparationResult, rho_rows: list[dict] | None = 
     (whether the MLP at B = 3K fits its training set), ``direction`` (the theorem's direction at
     finite size) and ``direction_holds`` ("yes", "partly" or "no")."""
     df = result.frame()
-    var_g = float(clipped_ramp_moments()["variance"])
     mlps = [c for c in df.columns if c.startswith("mlp")]
     kernels = [c for c in ("laplace", "rfm true agop", "rfm empirical") if c in df.columns]
-    out: dict[str, str] = {}
     if not mlps or "laplace" not in df.columns:
         return {k: "not computed at this profile" for k in ("small", "mlp_best", "example", "grow", "true_agop", "rho", "rfm", "train",
                                                             "direction")} | {"direction_holds": "no"}
     best_mlp = df[mlps].min(axis=1)
-    methods = mlps + kernels
-    A = df.index.get_level_values("A")
-    K = df.index.get_level_values("K")
+    return (_budget_findings(df, best_mlp, mlps + kernels, kernels) | _kernel_findings(df, rho_rows)
+            | _direction_findings(df, best_mlp) | {"train": _train_finding(result)})
+
+
+def _budget_findings(df: pd.DataFrame, best_mlp: pd.Series, methods: list[str], kernels: list[str]) -> dict[str, str]:
+    """Which method wins at which budget: ``small``, ``mlp_best``, ``example``, ``grow``."""
+    A, K = df.index.get_level_values("A"), df.index.get_level_values("K")
+    out = {}
     small = df[A <= 1.5]
     if len(small):
         winners = small[methods].idxmin(axis=1).value_counts()
@@ -411,10 +414,10 @@ def separation_findings(result: SeparationResult, rho_rows: list[dict] | None = 
                            + (f"; at A ≥ 2.5 Laplace's error is {ratio.min():.1f}–{ratio.max():.1f} times the best MLP's" if ratio is not None else ""))
     else:
         out["mlp_best"] = "no point has A ≥ 2 and K ≥ 8 at this profile"
-    last = df[A == A.max()] if len(df) else df
+    last = df[A == A.max()]
     kmax = last.index.get_level_values("K").max()
-    row = last[last.index.get_level_values("K") == kmax].iloc[-1]
-    n_ex = last[last.index.get_level_values("K") == kmax].index[-1][2]
+    at_kmax = last[last.index.get_level_values("K") == kmax]
+    row, n_ex = at_kmax.iloc[-1], at_kmax.index[-1][2]
     out["example"] = (f"K = {kmax}, n = {n_ex}: best MLP {best_mlp[(kmax, A.max(), n_ex)]:.3g}, Laplace {row['laplace']:.3g}"
                       + (f", empirical RFM {row['rfm empirical']:.3g}" if "rfm empirical" in row else ""))
     at2 = df[A == 2.0]
@@ -424,10 +427,16 @@ def separation_findings(result: SeparationResult, rho_rows: list[dict] | None = 
                        + ", ".join(f"{v:.3g}" for v in best_mlp[at2.index]))
     else:
         out["grow"] = "no point has A = 2 at this profile"
+    return out
+
+
+def _kernel_findings(df: pd.DataFrame, rho_rows: list[dict] | None) -> dict[str, str]:
+    """The kernels handed the true metric (``true_agop``, ``rho``) and the empirical AGOP (``rfm``)."""
+    out = {}
     if "rfm true agop" in df.columns:
         largest = df.groupby(level="K").tail(1)
         worse = int((largest["rfm true agop"] > largest["laplace"]).sum())
-        floor_gap = (largest["rfm true agop"] / largest["floor (L12)"])
+        floor_gap = largest["rfm true agop"] / largest["floor (L12)"]
         out["true_agop"] = (f"at the largest n of each K, Laplace with the ground-truth AGOP is worse than isotropic Laplace for "
                             f"{worse} of {len(largest)} K, at {floor_gap.min():.2f}–{floor_gap.max():.2f} times Lemma 12's floor (1 − 1/K) Var g")
     else:
@@ -435,8 +444,8 @@ def separation_findings(result: SeparationResult, rho_rows: list[dict] | None = 
     if rho_rows:
         best = min(rho_rows, key=lambda r: r["test_mse"])
         ratios = ", ".join(f"{r['rho_ratio']:g}" for r in rho_rows)
-        out["rho"] = (f"over ρ / (α/K) in {ratios}, the lowest error is "
-                      f"{best['test_mse']:.3g} (at {best['rho_ratio']:g})" + (f", against the trivial risk Var g = {var_g:.3g}"))
+        out["rho"] = (f"over ρ / (α/K) in {ratios}, the lowest error is {best['test_mse']:.3g} (at {best['rho_ratio']:g}), "
+                      f"against the trivial risk Var g = {float(clipped_ramp_moments()['variance']):.3g}")
     else:
         out["rho"] = "not computed"
     if "rfm empirical" in df.columns:
@@ -445,20 +454,26 @@ def separation_findings(result: SeparationResult, rho_rows: list[dict] | None = 
                       + (f", all with A ≥ {better.index.get_level_values('A').min():g}" if len(better) else ""))
     else:
         out["rfm"] = "not computed at this profile"
-    # the theorem's direction at finite size: kernel errors grow with K at a fixed exponent, and the
-    # best MLP's error falls as n grows at each K
+    return out
+
+
+def _direction_findings(df: pd.DataFrame, best_mlp: pd.Series) -> dict[str, str]:
+    """The theorem's direction at finite size: kernel errors grow with K at a fixed exponent, and
+    the best MLP's error falls as n grows at each K."""
     grows = [bool(np.all(np.diff(g["laplace"].to_numpy()) > 0)) for _, g in df.groupby(level="A") if len(g) > 1]
     falls = [bool(np.all(np.diff(best_mlp[g.index].to_numpy()) < 0)) for _, g in df.groupby(level="K") if len(g) > 1]
-    out["direction"] = (f"Laplace's error grows with K at {sum(grows)} of {len(grows)} exponents, and the best MLP's error falls "
-                        f"with n at {sum(falls)} of {len(falls)} K")
-    out["direction_holds"] = "yes" if grows and falls and all(grows) and all(falls) else "partly" if any(grows) and any(falls) else "no"
+    holds = "yes" if grows and falls and all(grows) and all(falls) else "partly" if any(grows) and any(falls) else "no"
+    return {"direction": (f"Laplace's error grows with K at {sum(grows)} of {len(grows)} exponents, and the best MLP's error falls "
+                          f"with n at {sum(falls)} of {len(falls)} K"), "direction_holds": holds}
+
+
+def _train_finding(result: SeparationResult) -> str:
+    """Whether the MLP at the theorem's budget B = 3K fits its training set at the largest (K, n)."""
     train = [r for r in result.rows if r["method"] == "mlp_B3K"]
-    if train:
-        r = max(train, key=lambda r: (r["K"], r["n"]))
-        out["train"] = (f"the MLP at B = 3K ends at training MSE {r['train_mse_clipped']:.2g} (clipped) at K = {r['K']}, n = {r['n']}")
-    else:
-        out["train"] = "not computed at this profile"
-    return out
+    if not train:
+        return "not computed at this profile"
+    r = max(train, key=lambda r: (r["K"], r["n"]))
+    return f"the MLP at B = 3K ends at training MSE {r['train_mse_clipped']:.2g} (clipped) at K = {r['K']}, n = {r['n']}"
 
 
 def separation_claims(findings: dict[str, str], page: str, scale: str) -> list:
