@@ -47,16 +47,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .experiments.runner import EXECUTORS
-    from .experiments.export import PAGE_EXPORTS
-    from .experiments.sweeps import FIGURES
-
     from . import __version__
 
     ap = _Parser(prog="monosem", description="Run and inspect the experiments of the monosem book.")
     ap.add_argument("--version", action="version", version=f"monosem {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)  # sub-commands are _Parser too
     sub.add_parser("profiles", help="print the run profiles: one row each, with their main sizes")
+    _figure1_parsers(sub)
+    estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
+    estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES, help="the profile whose pages are estimated")
+    estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
+    _sweep_parsers(sub)
+    return ap
+
+
+def _figure1_parsers(sub) -> None:
+    """The Figure 1 commands: ``readings`` and ``study``."""
     readings = sub.add_parser("readings", help="the Figure 1 table under each reading of the paper's initialization (Section 3.1)")
     readings.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the Figure 1 sizes to start from")
     readings.add_argument("--width", type=int, default=None, help="override the profile's width (default: the profile's)")
@@ -73,24 +79,31 @@ def _parser() -> argparse.ArgumentParser:
                        help="compute every K-th missing cell from the I-th (K workers on disjoint cells)")
     study.add_argument("--record", action="store_true",
                        help="write the cached cells to monosem/recorded/figure1_sensitivity_w512.json (computes nothing)")
-    estimate = sub.add_parser("estimate", help="estimated minutes per page at a profile on a device (a cost model)")
-    estimate.add_argument("--profile", default="gpu", choices=PROFILE_NAMES, help="the profile whose pages are estimated")
-    estimate.add_argument("--device", default="t4", help="a modelled device: t4 or cpu-thread")
 
-    def figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
-        # no argparse choices: a figure an experiments module registers is found when named
-        # (monosem.experiments.registry.discover); an unknown name is a one-line error
-        p.add_argument("figure", metavar="FIGURE", help="which figure's sweep" + (" or page" if extra else "") + ": "
-                       + ", ".join(sorted(FIGURES) + list(extra)) + ", or one an experiments module registers")
-        p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
-        p.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
-        p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts (default: all of the profile's)")
-        p.add_argument("--methods", nargs="+", default=None, help="only these methods (default: all of the figure's)")
-        p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs (default: all of the profile's)")
-        p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes (default: all of the profile's)")
+
+def _figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
+    """The arguments every figure command shares: the figure and the cells to select."""
+    from .experiments.sweeps import FIGURES
+
+    # no argparse choices: a figure an experiments module registers is found when named
+    # (monosem.experiments.registry.discover); an unknown name is a one-line error
+    p.add_argument("figure", metavar="FIGURE", help="which figure's sweep" + (" or page" if extra else "") + ": "
+                   + ", ".join(sorted(FIGURES) + list(extra)) + ", or one an experiments module registers")
+    p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
+    p.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
+    p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts (default: all of the profile's)")
+    p.add_argument("--methods", nargs="+", default=None, help="only these methods (default: all of the figure's)")
+    p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs (default: all of the profile's)")
+    p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes (default: all of the profile's)")
+
+
+def _sweep_parsers(sub) -> None:
+    """The figure commands: ``run``, ``status``, ``plot``, ``record`` and ``export``."""
+    from .experiments.export import PAGE_EXPORTS
+    from .experiments.runner import EXECUTORS
 
     run = sub.add_parser("run", help="compute every missing cell of a figure")
-    figure_args(run)
+    _figure_args(run)
     run.add_argument("--jobs", type=int, default=1, help="parallel workers (process pool or SLURM array)")
     run.add_argument("--executor", choices=EXECUTORS, default=None,
                      help="inprocess (default for --jobs 1), process (default otherwise), slurm, slurm-local")
@@ -98,21 +111,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--slurm-gpus", type=int, default=None, help="GPUs per SLURM task (default: none requested)")
     run.add_argument("--slurm-timeout-min", type=int, default=240, help="wall-time limit of each SLURM task, in minutes")
     status = sub.add_parser("status", help="what is cached, missing and recorded, per method")
-    figure_args(status)
+    _figure_args(status)
     status.add_argument("--missing", action="store_true", help="also list every missing cell")
     plot = sub.add_parser("plot", help="draw a figure from the cache")
-    figure_args(plot)
+    _figure_args(plot)
     plot.add_argument("--out", type=Path, default=None, help="output image (default: FIGURE-PROFILE.png)")
     record = sub.add_parser("record", help="copy a figure's cached cells to the package's recorded results")
-    figure_args(record)
+    _figure_args(record)
     record.add_argument("--restore", action="store_true",
                         help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
-    figure_args(export, extra=tuple(PAGE_EXPORTS))
+    _figure_args(export, extra=tuple(PAGE_EXPORTS))
     export.add_argument("--format", choices=("csv", "json"), default="csv", help="output format")
     export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
     export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
-    return ap
 
 
 def main(argv: list[str] | None = None) -> int:
