@@ -12,6 +12,9 @@ FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long). Result
 ``results/cache``). The commands that only read the cache (status, plot, export, record) stop with
 an error naming it when it does not exist; ``run`` and ``record --restore`` create it, and say so.
 An export with nothing to export says what to run first and exits with status 1.
+
+One module for the command line: one function per sub-command (:data:`COMMANDS`), the parser
+built from one function per command group.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ The four models of the paper:
 * :func:`noiseless_routing_mixture` -- Section 4.2 (Theorem 2).
 
 Clusters are numbered from 0 in code (the paper numbers them from 1).
+
+One module for Section 2's data models: they share :class:`ClusteredSingleIndexModel`, its
+sampling and its Bayes predictor; each model is a short constructor.
 """
 
 from __future__ import annotations

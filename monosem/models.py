@@ -37,6 +37,10 @@ independent: their parameters carry a leading model axis and one batched matmul 
 ``bmm``) evaluates all of them, which is what lets a sweep of seeds and learning rates fill a GPU.
 :class:`MLP` is the single network the analysis code looks at; ``MLPStack.unstack`` and
 ``MLPStack.from_models`` convert between the two.
+
+One module for every architecture the paper trains (and the mixture of experts they are compared
+with): they share the parameter layout, the initializations and the stacked evaluation, which
+split apart would be imported back and forth.
 """
 
 from __future__ import annotations

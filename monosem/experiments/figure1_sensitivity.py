@@ -25,6 +25,9 @@ rate relative to the hidden layer's (``readout_lr``); the overall rate is the pa
 
 One result per (setting, seed) is cached as JSON under the key of the setting itself
 (:meth:`Setting.key`), so an interrupted study resumes where it stopped.
+
+One module for the study: its settings, its computation and cache, and what page 03 reads
+from it (the map, the ranking, each factor's effect, the hypotheses).
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Each ``compute_*`` function takes a :class:`~monosem.experiments.cache.Job` and 
 metrics (JSON-friendly). :func:`compute` dispatches on ``job.method``. All methods of one
 (K, n, run) use exactly the same training and test tensors (Appendix A.2): the nested training
 pool of seed 12345 + r and the test set of seed 54321 + r of ``mixed_link_model(K, run=r)``.
+
+One module for what a cell computes: every method reads its data through :func:`dataset` and
+stacks its networks through :func:`plan`; a new method registers its own computation instead
+(:mod:`.registry`).
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Every activation is one batched run (:func:`monosem.train.train`): the ReLU stack holds every
 (learning rate, seed) pair of the learning-rate search, the others one model per seed. The
 ReLU learning rate is chosen per seed by validation MSE only, as in Appendix A.1.
+
+One module for Section 3.1's question, as page 03 asks it: the runs, the readings of the
+initialization, the table beside the paper's and its verdicts. The sensitivity study is its own
+question (:mod:`.figure1_sensitivity`).
 """
 
 from __future__ import annotations

@@ -45,6 +45,9 @@ too small for a GPU to pay) by classical RK4 whose step
 follows a curvature estimate of the vector field (teacher landscape + Gram matrix of the
 hidden units + a_j^2): steps of ``h_max`` on the plateaus, shorter ones once the network fits
 and the curvature of the loss grows. ``solve_ivp`` is not used here: see :func:`_rk4`.
+
+One module for the two population flows of Theorem 1 (teacher-only and full network): they
+share the closed-form correlation, its gradient and the integrator set-up.
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ one :class:`~monosem.models.MoE`): the gradient comes from autograd (the hand-de
 MLP-only) and the objective is the mini-batch MSE plus ``aux_weight`` times the Switch
 Transformer's load-balancing loss; everything that is reported and that decides (the
 evaluations, the stopping rules, the kept checkpoint) is the plain MSE.
+
+One module for the training protocol: the config, the schedule, the batch order, the run state
+and its checkpoints, and :func:`train` that composes them. The hand-derived step and Adam live in
+:mod:`.step` and :mod:`.adam`.
 """
 
 from __future__ import annotations
