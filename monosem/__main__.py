@@ -8,7 +8,13 @@
     monosem export FIGURE --profile P [--format csv|json] [--recorded] [--out F]
                                                the numbers behind FIGURE, one row per cell
 
-FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long). Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
+    monosem readings --profile P [--readings NAME ...] [--record]
+                                               the Figure 1 table under readings of the initialization
+    monosem study figure1 [--part I K] [--record] the Figure 1 sensitivity study
+    monosem estimate --profile P --device D    the cost model's minutes per page
+
+FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long), the figures of pages 09 and
+10, or one an experiments module registers. Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
 ``results/cache``). The commands that only read the cache (status, plot, export, record) stop with
 an error naming it when it does not exist; ``run`` and ``record --restore`` create it, and say so.
 An export with nothing to export says what to run first and exits with status 1.
