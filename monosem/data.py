@@ -56,6 +56,7 @@ __all__ = [
     "TRAIN_SEED_BASE",
     "TEST_SEED_BASE",
     "LINK_SEED_BASE",
+    "model_seed",
 ]
 
 #: Appendix A.2 seeds for run r: links and model initialization 1000+r, training pool 12345+r,
@@ -63,6 +64,11 @@ __all__ = [
 LINK_SEED_BASE = 1000
 TRAIN_SEED_BASE = 12345
 TEST_SEED_BASE = 54321
+
+
+def model_seed(run: int) -> int:
+    """The seed of run ``run``'s links and network initialization (Appendix A.2: 1000 + r)."""
+    return LINK_SEED_BASE + int(run)
 #: The paper fixes the mixed-link geometry per K but does not give its seed; ours is this + K.
 GEOMETRY_SEED_BASE = 2026
 
@@ -515,7 +521,7 @@ def mixed_link_model(
         means = torch.zeros(1, 20, dtype=torch.float64)
     sigma = R * (1.0 - rho) / (2.0 * gamma)
     weights = zipf_weights(K, zipf) if zipf != 0 else None
-    link_idx = torch.randint(len(MIXED_LINKS), (K,), generator=torch_generator(LINK_SEED_BASE + run))
+    link_idx = torch.randint(len(MIXED_LINKS), (K,), generator=torch_generator(model_seed(run)))
     links = tuple(Link(MIXED_LINKS[int(i)]) for i in link_idx)
     return ClusteredSingleIndexModel(
         name="mixed_link_model",
@@ -536,7 +542,7 @@ def mixed_link_model(
             "centers": s,
             "n_candidates": n_candidates,
             "geometry_seed": geometry_seed,
-            "link_seed": LINK_SEED_BASE + run,
+            "link_seed": model_seed(run),
             "blocks": {"routing": (0, 10), "predictive": (10, 20)},
         },
     )

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ..atomic import atomic_torch_save, quarantine
-from ..data import mixed_link_model
+from ..data import mixed_link_model, model_seed
 from ..device import get_device, resolve_dtype
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
@@ -227,7 +227,7 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
     p = job.param_dict
-    return _load_network(job, cache, MLP(MIXED_LINK_D, p["width"], p["activation"], seed=1000 + job.run, device=device), "network")
+    return _load_network(job, cache, MLP(MIXED_LINK_D, p["width"], p["activation"], seed=model_seed(job.run), device=device), "network")
 
 
 def _load_network(job: Job, cache: ResultCache, net, what: str):
@@ -313,7 +313,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     dev = get_device()
     models, tests, data, ckpt = _stack_inputs(jobs, cache)
     config = _a2_config(p)
-    stack = MLPStack(MIXED_LINK_D, p["width"], p["activation"], [1000 + j.run for j in jobs], device=dev, dtype=_dtype(jobs[0]))
+    stack = MLPStack(MIXED_LINK_D, p["width"], p["activation"], [model_seed(j.run) for j in jobs], device=dev, dtype=_dtype(jobs[0]))
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
@@ -333,7 +333,7 @@ def _moe_of(job: Job, device=None) -> MoE:
     """A fresh (untrained) mixture of a ``moe-*`` job's architecture: E = ``n_experts`` experts
     of width ``width``, initialized from the run's model seed 1000 + r, as the MLP cells."""
     p = job.param_dict
-    return MoE(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], seed=1000 + job.run, aux_weight=p["aux_weight"],
+    return MoE(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], seed=model_seed(job.run), aux_weight=p["aux_weight"],
                router_scale=p["router_scale"], device=device)
 
 
@@ -381,7 +381,7 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     dev = get_device()
     _, tests, data, ckpt = _stack_inputs(jobs, cache)
     config = _a2_config(p)
-    stack = MoEStack(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], [1000 + j.run for j in jobs], aux_weight=p["aux_weight"],
+    stack = MoEStack(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], [model_seed(j.run) for j in jobs], aux_weight=p["aux_weight"],
                      router_scale=p["router_scale"], device=dev, dtype=_dtype(jobs[0]))
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} E={p['n_experts']} x {len(jobs)}")
     out = []
