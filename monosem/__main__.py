@@ -402,6 +402,7 @@ def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool
 
 def _status(args: argparse.Namespace) -> int:
     """``monosem status``: cached, missing and recorded cells per method."""
+    from .experiments.cells import width_of
     from .experiments.recorded import load_recorded_cells
     from .experiments.sweeps import figure_of
 
@@ -420,7 +421,7 @@ def _status(args: argparse.Namespace) -> int:
         print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
     if args.missing:
         for job in missing:
-            print(f"  missing: {job.label()}" + (f" width {job.param_dict['width']}" if "width" in job.param_dict else ""))
+            print(f"  missing: {job.label()}" + (f" width {width_of(job)}" if width_of(job) else ""))
     return 0
 
 

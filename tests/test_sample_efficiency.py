@@ -38,7 +38,10 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():
     from monosem.experiments.sample_efficiency import stopping_frame, stopping_summary
 
-    params = {"width": 64, "max_steps": 1000, "target_mse": 4e-4}
+    from monosem.experiments.sweeps import sweep
+
+    # a real MLP cell's settings, with the three the table reads changed
+    params = dict(sweep("fig2", "smoke", methods=["mlp-relu"])[0].param_dict) | {"width": 64, "max_steps": 1000, "target_mse": 4e-4}
     records = {
         Job.make("mlp-relu", 2, 500, 0, "smoke", **params): {"metrics": {"train_mse": 2e-3, "test_mse": 0.1, "stop_step": 1000,
                                                                          "stop_reason": "cap"}},

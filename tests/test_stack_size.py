@@ -5,11 +5,14 @@ import torch
 
 from monosem.experiments import methods
 from monosem.experiments.cache import Job
+from monosem.experiments.sweeps import sweep
 from monosem.train import step_memory_bytes
 
 
 def _job(width=4096, batch=4096, activation="reglu"):
-    params = {"width": width, "batch": batch, "activation": activation, "dtype": "float32", "n_test": 8}
+    # a real MLP cell's settings (Figure 6 declares every activation), at this width and batch
+    cell = sweep("fig6", "smoke", methods=["mlp-" + activation])[0]
+    params = cell.param_dict | {"width": width, "batch": batch, "dtype": "float32", "n_test": 8}
     return Job.make("mlp-" + activation, 10, 20_000, 0, "gpu", **params)
 
 

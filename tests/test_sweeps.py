@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from monosem.experiments.cache import ResultCache
+from monosem.experiments.cells import NetworkSpec
 from monosem.experiments.sweeps import FIGURES, sweep
 
 
@@ -83,7 +84,7 @@ def test_the_key_holds_what_the_computation_reads(monkeypatch):
     monkeypatch.delenv("MONOSEM_DTYPE")
     assert job32.key() != job64.key() and job64.param_dict["dtype"] == "float64"
     p = dict(job32.param_dict, lr_final=1e-5, rel_improvement=1e-3)
-    cfg = methods._a2_config(p)
+    cfg = NetworkSpec.of(p).train_config()
     assert cfg.final_lr_ratio == pytest.approx(1e-5 / p["lr"]) and cfg.min_rel_improvement == 1e-3
     gated = sweep("fig4", "cpu", Ks=[10], ns=[5_000], methods=["gated-rfm"])[0]
     seen = {}
@@ -125,7 +126,6 @@ def test_mlp_keys_name_the_training_step_revision_of_their_profile():
     """A network cell's key names the step revision it trains with, except revision 1 (the keys of
     the recorded long run, which were computed with it, stay as they were); a mixture of experts
     trains through autograd and does not read it."""
-    from monosem.experiments.methods import _a2_config
     from monosem.profiles import PROFILE_NAMES, get_profile
     from monosem.train import STEP_REVISION, STEP_REVISIONS
 
@@ -134,8 +134,8 @@ def test_mlp_keys_name_the_training_step_revision_of_their_profile():
     assert get_profile("long").step_revision == 1
     (cpu,) = sweep("fig2", "cpu", Ks=[10], ns=[sweep("fig2", "cpu")[0].n], methods=["mlp-relu"])
     (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"], runs=[0])
-    assert cpu.param_dict["step"] == STEP_REVISION and _a2_config(cpu.param_dict).step_revision == STEP_REVISION
-    assert "step" not in long.param_dict and _a2_config(long.param_dict).step_revision == 1
+    assert cpu.param_dict["step"] == STEP_REVISION and NetworkSpec.of(cpu).train_config().step_revision == STEP_REVISION
+    assert "step" not in long.param_dict and NetworkSpec.of(long).train_config().step_revision == 1
     gated = sweep("fig4", "cpu", methods=["gated-rfm"])[0]
     assert dict(gated.param_dict["source"])["step"] == STEP_REVISION  # the source network's own key
     moe = [j for j in sweep("moe", "cpu") if j.method.startswith("moe-")]

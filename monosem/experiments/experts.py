@@ -20,6 +20,7 @@ from ..profiles import Profile, get_profile
 from ._tables import frame
 from .cache import Job
 from .sweeps import MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
+from .cells import MixtureSpec, NetworkSpec
 
 __all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "plot_moe"]
 
@@ -45,7 +46,7 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
     :func:`~monosem.models.matched_dense_width`: which comparison a dense cell serves is not in
     its key), its test MSE (mean over the runs that have it), its parameter count and FLOPs, beside
     the mixture's (``moe_params``, ``moe_flops``)."""
-    dense = {(j.method, j.K, j.n, j.run, j.param_dict.get("width"), j.param_dict.get("batch")): rec["metrics"]
+    dense = {(j.method, j.K, j.n, j.run, NetworkSpec.of(j).width, NetworkSpec.of(j).batch): rec["metrics"]
              for j, rec in records.items() if j.method.startswith("mlp-")}
     groups: dict[tuple[int, int], list[tuple[Job, dict]]] = {}
     for j, rec in records.items():
@@ -53,8 +54,8 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
             groups.setdefault((j.K, j.n), []).append((j, rec["metrics"]))
     rows = []
     for (K, n), cells in sorted(groups.items()):
-        p = cells[0][0].param_dict
-        E, m, act = p["n_experts"], p["width"], p["activation"]
+        moe = MixtureSpec.of(cells[0][0])
+        E, m, act = moe.n_experts, moe.network.width, moe.network.activation
         ms = [mm for _, mm in cells]
         row: dict[str, Any] = {
             "K": K, "n": n, "E": E, "m": m, "activation": act, "runs": len(cells),
@@ -69,7 +70,7 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
         }
         for dact, match in _MOE_DENSE:
             w = matched_dense_width(E, m, MIXED_LINK_D, act, match, dense_activation=dact)
-            found = [dense.get((f"mlp-{dact}", K, n, j.run, w, p["batch"])) for j, _ in cells]
+            found = [dense.get((f"mlp-{dact}", K, n, j.run, w, moe.network.batch)) for j, _ in cells]
             key = f"{dact}_{match}"
             row[key] = _mean(f["test_mse"] for f in found if f is not None)
             row[f"{key}_width"] = w

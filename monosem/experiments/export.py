@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from ..checks import check_choice
-from .sweeps import PAPER_GAMMA
+from .cells import DataSpec, NetworkSpec, width_of
 
 __all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "figure1_rows", "theorem1_rows", "theorem2_rows",
            "page_record_path", "write_page_rows"]
@@ -34,12 +34,12 @@ def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]
     """One row per cell of ``records`` (``{job: record}``), sorted by method, K, n and run."""
     rows = []
     for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n, kv[0].run,
-                                                             kv[0].param_dict.get("width", 0))):
-        m, p = rec["metrics"], job.param_dict
+                                                             width_of(kv[0]) or 0)):
+        m = rec["metrics"]
         rows.append({
             "figure": figure, "profile": profile, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
-            "gamma": p.get("gamma", PAPER_GAMMA),
-            "width": p.get("width"), "batch": p.get("batch"),
+            "gamma": DataSpec.of(job).gamma,
+            "width": width_of(job), "batch": NetworkSpec.of(job).batch if width_of(job) else None,
             **{k: m.get(k) for k in ("test_mse", "test_median_se", "train_mse", "stop_reason", "stop_step",
                                      "best_iteration", "gate_ari_test", "frac_A071")},
             "seconds": rec.get("timing", {}).get("seconds"), "key": job.key(),

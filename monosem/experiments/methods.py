@@ -26,15 +26,16 @@ import torch
 
 from ..atomic import atomic_torch_save, quarantine
 from ..data import mixed_link_model, model_seed
-from ..device import get_device, resolve_dtype
+from ..device import get_device
 from ..gating import MLPGatedRegressor
 from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
-from ..train import TrainConfig, TrainData, a2_config, step_memory_bytes, train
+from ..train import TrainConfig, TrainData, step_memory_bytes, train
 from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
+from .cells import DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
 from .registry import METHODS
-from .sweeps import MIXED_LINK_D, step_revision_of
+from .sweeps import MIXED_LINK_D
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
            "specialization_metrics"]
@@ -69,35 +70,33 @@ def max_stack(job: Job | None = None) -> int:
         return 4
     if job is None:
         return 16
-    p = job.param_dict
     # a mixture evaluates every expert's first layer (a dense layer of width E m) and keeps the
     # autograd graph of its routing besides: charged as twice a dense network of width E m
     moe = job.method.startswith("moe-")
-    width = p["width"] * p["n_experts"] if moe else p["width"]
-    per_network = (2 if moe else 1) * step_memory_bytes(width, p["batch"], p["activation"], mixed_link_model(job.K).d, _dtype(job))
+    net = MixtureSpec.of(job).network if moe else NetworkSpec.of(job)
+    width = net.width * MixtureSpec.of(job).n_experts if moe else net.width
+    per_network = (2 if moe else 1) * step_memory_bytes(width, net.batch, net.activation, mixed_link_model(job.K).d, _dtype(job))
     free, _total = torch.cuda.mem_get_info(dev)
     return int(min(MAX_STACK_CAP, max(1, GPU_MEMORY_SHARE * free // per_network)))
 
 
 def _dtype(job: Job) -> torch.dtype:
-    """The job's working precision (``params["dtype"]``)."""
-    return resolve_dtype(job.param_dict.get("dtype", "float32"))
+    """The job's working precision."""
+    return DataSpec.of(job).torch_dtype
 
 
 def dataset(job: Job, dtype: torch.dtype | None = None):
     """``(model, (X, y, c) train, (X, y, c) test)`` of a job (CPU tensors, in the job's precision
     unless ``dtype`` is given)."""
-    dtype = dtype if dtype is not None else _dtype(job)
-    # gamma: the clusters' separation (eq. 3), in the key only when it is not the paper's 4;
-    # zipf: the exponent of the cluster probabilities (page 09's rare regimes)
-    p = job.param_dict
-    model = mixed_link_model(job.K, run=job.run, gamma=p.get("gamma", 4.0), zipf=p.get("zipf", 0.0))
+    spec = DataSpec.of(job)
+    dtype = dtype if dtype is not None else spec.torch_dtype
+    model = spec.model()
     train = model.pool(job.n, run=job.run, device="cpu", dtype=dtype)
     # under a Zipf law the test set stays cluster-balanced (n_test / K points per cluster), so a
     # rare cluster's test MSE is measured as well as a frequent one's; the population risk under
     # the law is then sum_c pi_c MSE_c (page 09)
     test_model = model.with_weights(None) if model.weights is not None else model
-    test = test_model.test_set(p["n_test"], run=job.run, device="cpu", dtype=dtype)
+    test = test_model.test_set(spec.n_test, run=job.run, device="cpu", dtype=dtype)
     return model, train, test
 
 
@@ -120,7 +119,7 @@ def _robust(pred, y, clusters=None, K: int | None = None) -> dict[str, Any]:
 def _per_cluster(job: Job, clusters) -> dict[str, Any]:
     """``_robust``'s cluster arguments for the cells that record the per-cluster test MSE: those
     of page 09's rare-regime sweep (their key names the Zipf exponent)."""
-    return {"clusters": clusters, "K": job.K} if "zipf" in job.param_dict else {}
+    return {"clusters": clusters, "K": job.K} if DataSpec.of(job).zipf is not None else {}
 
 
 def mse(pred, y) -> float:
@@ -135,12 +134,6 @@ def _by_iteration(predict, y) -> dict[str, Any]:
     return {"preds": preds, "test_mse_by_iteration": by_iter, "test_mse_final": by_iter[-1]}
 
 
-def _kernel_kwargs(p: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The solver settings of a kernel cell, from its key alone."""
-    return {"ridge": p["ridge"], "exact_max_n": p["exact_max_n"], "target_mse": p["target_mse"],
-            "max_iter": p["solver_max_iter"], "dtype": p["dtype"], "random_state": seed}
-
-
 def compute_bayes(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     model, _, (Xte, yte, cte) = dataset(job, torch.float64)
     pred = model.bayes(Xte)
@@ -149,10 +142,10 @@ def compute_bayes(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
 
 
 def compute_laplace(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    p = job.param_dict
+    k = KernelSpec.of(job)
     _, (X, y, c), (Xte, yte, _) = dataset(job)
-    est = LaplaceKernelRegressor(bandwidth=p["bandwidth"], **_kernel_kwargs(p, job.run))
-    est.fit(X, y, groups=c if p["bandwidth"] == "cluster-median" else None)
+    est = LaplaceKernelRegressor(bandwidth=k.bandwidth, **k.solver.kwargs(job.run))
+    est.fit(X, y, groups=c if k.bandwidth == "cluster-median" else None)
     return _robust(est.predict(Xte), yte) | {"bandwidth": float(est.bandwidth_), "solver": str(est.solver_), "solve": _solve_summary(est.solve_info_)}
 
 
@@ -186,10 +179,10 @@ def _local_solves(estimators) -> list[dict[str, Any] | list[dict[str, Any]] | No
 
 
 def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    p = job.param_dict
+    k = KernelSpec.of(job)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
-    est = RFMRegressor(iterations=3, bandwidth=p["bandwidth"], agop_samples=p["agop_samples"], **_kernel_kwargs(p, job.run))
-    est.fit(X, y, groups=c if p["bandwidth"] == "cluster-median" else None)
+    est = RFMRegressor(iterations=3, bandwidth=k.bandwidth, agop_samples=k.agop_samples, **k.solver.kwargs(job.run))
+    est.fit(X, y, groups=c if k.bandwidth == "cluster-median" else None)
     its = _by_iteration(lambda iteration: est.predict(Xte, iteration=iteration), yte)
     best = int(np.argmin(its["test_mse_by_iteration"]))
     # the paper's displayed curve is the best of iterations 0-3 (an optimistic envelope)
@@ -197,14 +190,14 @@ def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
 
 
 def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    p = job.param_dict
+    k = KernelSpec.of(job)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
     if job.method == "oracle-laplace":
-        base = LaplaceKernelRegressor(bandwidth="median", **_kernel_kwargs(p, job.run))
+        base = LaplaceKernelRegressor(bandwidth="median", **k.solver.kwargs(job.run))
     else:
-        base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=p["agop_samples"], **_kernel_kwargs(p, job.run))
+        base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=k.agop_samples, **k.solver.kwargs(job.run))
     largest = int(torch.bincount(torch.as_tensor(c)).max())
-    if largest >= p["exact_max_n"] and "eigenpro" not in p:
+    if largest >= k.solver.exact_max_n and k.solver.eigenpro_revision is None:
         raise RuntimeError(f"{job.label()}: a cluster of {largest} examples is solved by EigenPro, but the job's key does not name "
                            "the EigenPro revision (the bound of monosem.experiments.sweeps.may_run_eigenpro is wrong)")
     oracle = PerClusterOracle(base).fit(X, y, groups=c)
@@ -226,8 +219,8 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     The file carries its job's key; an unreadable file, one of another job or one whose tensors
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
-    p = job.param_dict
-    return _load_network(job, cache, MLP(MIXED_LINK_D, p["width"], p["activation"], seed=model_seed(job.run), device=device), "network")
+    net = NetworkSpec.of(job)
+    return _load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device), "network")
 
 
 def _load_network(job: Job, cache: ResultCache, net, what: str):
@@ -309,11 +302,11 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     Model i is initialized with seed 1000 + r (the paper's model seed for run r), trained on the
     first n_i examples of its run's training pool, and evaluated on its run's test set.
     """
-    p = jobs[0].param_dict
+    net = NetworkSpec.of(jobs[0])
     dev = get_device()
     models, tests, data, ckpt = _stack_inputs(jobs, cache)
-    config = _a2_config(p)
-    stack = MLPStack(MIXED_LINK_D, p["width"], p["activation"], [model_seed(j.run) for j in jobs], device=dev, dtype=_dtype(jobs[0]))
+    config = net.train_config()
+    stack = MLPStack(MIXED_LINK_D, net.width, net.activation, [model_seed(j.run) for j in jobs], device=dev, dtype=_dtype(jobs[0]))
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
@@ -322,7 +315,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
         _save_network(cache, job, mlp)
         out.append(_robust(pred, yte, **_per_cluster(job, cte)) | _training_metrics(result, i, config, len(jobs))
-                   | _specialization(mlp, models[i], by_cluster="zipf" in job.param_dict))
+                   | _specialization(mlp, models[i], by_cluster=DataSpec.of(job).zipf is not None))
     if ckpt is not None and ckpt.exists():
         ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
@@ -332,9 +325,9 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
 def _moe_of(job: Job, device=None) -> MoE:
     """A fresh (untrained) mixture of a ``moe-*`` job's architecture: E = ``n_experts`` experts
     of width ``width``, initialized from the run's model seed 1000 + r, as the MLP cells."""
-    p = job.param_dict
-    return MoE(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], seed=model_seed(job.run), aux_weight=p["aux_weight"],
-               router_scale=p["router_scale"], device=device)
+    moe = MixtureSpec.of(job)
+    return MoE(MIXED_LINK_D, moe.network.width, moe.network.activation, moe.n_experts, seed=model_seed(job.run), aux_weight=moe.aux_weight,
+               router_scale=moe.router_scale, device=device)
 
 
 def load_moe(job: Job, cache: ResultCache, device=None) -> MoE:
@@ -377,13 +370,14 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     """
     from sklearn.metrics import adjusted_rand_score
 
-    p = jobs[0].param_dict
+    moe_spec = MixtureSpec.of(jobs[0])
+    net = moe_spec.network
     dev = get_device()
     _, tests, data, ckpt = _stack_inputs(jobs, cache)
-    config = _a2_config(p)
-    stack = MoEStack(MIXED_LINK_D, p["width"], p["activation"], p["n_experts"], [model_seed(j.run) for j in jobs], aux_weight=p["aux_weight"],
-                     router_scale=p["router_scale"], device=dev, dtype=_dtype(jobs[0]))
-    result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} E={p['n_experts']} x {len(jobs)}")
+    config = net.train_config()
+    stack = MoEStack(MIXED_LINK_D, net.width, net.activation, moe_spec.n_experts, [model_seed(j.run) for j in jobs],
+                     aux_weight=moe_spec.aux_weight, router_scale=moe_spec.router_scale, device=dev, dtype=_dtype(jobs[0]))
+    result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} E={moe_spec.n_experts} x {len(jobs)}")
     out = []
     for i, (job, moe) in enumerate(zip(jobs, result.models())):
         Xte, yte, cte = tests[i]
@@ -431,15 +425,6 @@ def specialization_metrics(job: Job, cache: ResultCache) -> dict[str, Any]:
     return _specialization(load_mlp(job, cache), dataset(job)[0])
 
 
-def _a2_config(p: dict[str, Any]) -> TrainConfig:
-    """The Appendix A.2 protocol of an MLP cell, from its key alone."""
-    return a2_config(
-        p["activation"], min_steps=p["min_steps"], max_steps=p["max_steps"], batch=p["batch"], eval_every=p["eval_every"],
-        patience_evals=p["patience_evals"], target_mse=p["target_mse"], lr=p["lr"], final_lr_ratio=p["lr_final"] / p["lr"],
-        min_rel_improvement=p["rel_improvement"], step_revision=step_revision_of(p),
-    )
-
-
 def stop_reason(curve: torch.Tensor, stop_step: int, config: TrainConfig) -> str:
     """Why an A.2 run ended, from its training-MSE curve up to ``stop_step``: ``"target"`` (the
     last evaluation reached the target MSE), ``"diverged"`` (it is not finite), ``"plateau"``
@@ -460,8 +445,8 @@ SWAPS = {"gated-laplace-iso": ("learned", "isotropic"), "oracle-laplace-gc": ("t
 
 
 def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    p = job.param_dict
-    src = Job.make("mlp-relu", job.K, job.n, job.run, job.profile, **dict(p["source"]))
+    gated = GatedSpec.of(job)
+    src = gated.source_job(job)
     if cache is None:
         cache = ResultCache(tempfile.mkdtemp(prefix="monosem-"))
     try:
@@ -477,8 +462,8 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     local = "rfm" if job.method == "gated-rfm" else "laplace"
     # page 09's swaps: the same pipeline with true-cluster routing or without the learned metric
     routing, features = SWAPS.get(job.method, ("learned", "learned"))
-    est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=p["n_init"], max_iter=p["max_iter"],
-                            local_params=_kernel_kwargs(p, job.run) | ({"agop_samples": p["agop_samples"]} if local == "rfm" else {}),
+    est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=gated.n_init, max_iter=gated.max_iter,
+                            local_params=gated.local.solver.kwargs(job.run) | ({"agop_samples": gated.local.agop_samples} if local == "rfm" else {}),
                             random_state=job.run, routing=routing, features=features).fit(X, y, clusters=c)
     # route the test points once (by their true clusters under true routing)
     gates = est.assign(Xte) if routing == "learned" else cte.numpy()

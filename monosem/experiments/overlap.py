@@ -21,7 +21,7 @@ from ..profiles import Profile, get_profile
 from ._tables import fmt, frame
 from .cache import Job, ResultCache
 from .methods import specialization_metrics
-from .sweeps import PAPER_GAMMA
+from .cells import DataSpec
 
 __all__ = ["bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
@@ -31,7 +31,7 @@ _LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM"
 
 
 def _gamma(job: Job) -> float:
-    return float(job.param_dict.get("gamma", PAPER_GAMMA))
+    return DataSpec.of(job).gamma
 
 
 def bayes_risks(profile: str | Profile) -> dict[float, tuple[float, float]]:

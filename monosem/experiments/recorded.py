@@ -33,6 +33,7 @@ import torch
 
 from ..atomic import atomic_write_json
 from .cache import Job, ResultCache, _versions, config_without_version
+from .cells import width_of
 
 __all__ = [
     "recorded_path",
@@ -237,7 +238,7 @@ def cell_times(records: dict) -> dict[str, Any]:
         t = rec.get("timing", {})
         threads[t.get("threads")] += 1
         s = float(t.get("seconds", float("nan")))
-        width = job.param_dict.get("width")
+        width = width_of(job)
         row = rows.setdefault(job.method + (f" w{width}" if width else ""), {})
         row[(job.K, job.n)] = row.get((job.K, job.n), 0.0) + s
         seconds += s

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .verdicts import scored
+from .cells import NetworkSpec, width_of
 
 __all__ = ["RegimeCell", "regime_cells", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
@@ -70,7 +71,8 @@ def regime_cells(records: dict) -> list[RegimeCell]:
         m, t = rec["metrics"], float(rec.get("timing", {}).get("seconds", float("nan")))
         slot = raw[(job.K, job.n)]
         if job.method in MLP_METHODS:
-            slot[(job.method, int(job.param_dict["width"]))].append((m, t, job.param_dict))
+            net = NetworkSpec.of(job)
+            slot[(job.method, net.width)].append((m, t, net))
         elif job.method == "rfm":
             slot["rfm"].append((m["test_mse"], t, None))
             slot["laplace"].append((m["test_mse_by_iteration"][0], t, None))
@@ -92,7 +94,7 @@ def regime_cells(records: dict) -> list[RegimeCell]:
                     "stop_reason": "/".join(sorted({m.get("stop_reason", "?") for m in ms})),
                     "stop_step": int(max(m["stop_step"] for m in ms)),
                     "seconds": float(np.mean([v[1] for v in vals])),
-                    "batch": int(vals[0][2]["batch"]),
+                    "batch": vals[0][2].batch,
                     "runs": len(ms),
                 }
                 cell.runs = max(cell.runs, len(ms))
@@ -296,7 +298,7 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
 
 
 def _by_cell(records: dict):
-    return sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].method, kv[0].param_dict.get("width", 0)))
+    return sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].method, width_of(kv[0]) or 0))
 
 
 def timings_frame(records: dict) -> pd.DataFrame:
@@ -305,7 +307,7 @@ def timings_frame(records: dict) -> pd.DataFrame:
     rows = []
     for job, rec in _by_cell(records):
         t = rec.get("timing", {})
-        rows.append({"method": job.method, "width": job.param_dict.get("width"), "K": job.K, "n": job.n, "run": job.run,
+        rows.append({"method": job.method, "width": width_of(job), "K": job.K, "n": job.n, "run": job.run,
                      "seconds": float(t.get("seconds", float("nan"))), "threads": t.get("threads"), "device": t.get("device")})
     frame = pd.DataFrame(rows, columns=["method", "width", "K", "n", "run", "seconds", "threads", "device"])
     return frame.astype({"width": "Int64", "K": int, "n": int, "run": int, "seconds": float, "threads": "Int64", "device": object})
@@ -334,7 +336,7 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
     from .. import plots
 
     mlp = {job: rec for job, rec in records.items() if job.method in MLP_METHODS and rec["metrics"].get("train_curve")}
-    panels = sorted({(job.K, job.param_dict["width"]) for job in mlp})
+    panels = sorted({(job.K, width_of(job)) for job in mlp})
     ns = sorted({job.n for job in mlp})
     colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(ns))))))
     Ks, widths = sorted({K for K, _ in panels}), sorted({w for _, w in panels})
@@ -344,7 +346,7 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
         grid = {(K, w): axes[i][j] for i, K in enumerate(Ks) for j, w in enumerate(widths)}
         for (K, w), ax in grid.items():
             for job, rec in sorted(mlp.items(), key=lambda kv: (kv[0].n, kv[0].method)):
-                if (job.K, job.param_dict["width"]) != (K, w):
+                if (job.K, width_of(job)) != (K, w):
                     continue
                 steps, values = zip(*rec["metrics"]["train_curve"])
                 ax.plot(steps, values, color=colors[job.n], ls="-" if job.method == "mlp-relu" else "--", lw=1.1,
