@@ -47,7 +47,7 @@ from monosem.experiments.sweeps import sweep
 for prof in ('paper', 'gpu'):
     for m in ('mlp-relu', 'mlp-reglu'):
         job = sweep('fig2', prof, methods=[m])[0]
-        print(prof, m, 'width', job.param_dict['width'], 'stack', methods.max_stack(job))
+        print(prof, m, 'width', job.spec.width, 'stack', methods.max_stack(job))
 " >> "$OUT/nvidia-smi.txt" 2>&1
 
 MONOSEM_DEVICE=cuda step colab_paths 180 python3 benchmarks/colab_paths.py --device cuda \

@@ -8,32 +8,45 @@ import os
 import pytest
 from monosem.experiments import cache as cache_mod
 from monosem.experiments.cache import Job, ResultCache, atomic_write_json
-from _toy_jobs import _jobs
+from _toy_jobs import ToySpec, _jobs, toy_job
 
 
-def test_keys_are_stable_and_order_independent():
-    a = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, nested={"x": 1, "y": [1, 2]})
-    b = Job.make("mlp-relu", 10, 1000, 0, "cpu", lr=0.01, nested={"y": [1, 2], "x": 1}, width=64)
+def test_keys_are_stable_and_name_every_setting():
+    a, b = toy_job("mlp-relu", 10, 1000, spec=ToySpec(64, 0.01)), toy_job("mlp-relu", 10, 1000, spec=ToySpec(64, 0.01))
     assert a == b and a.key() == b.key() and len(a.key()) == 16
     # a fixed configuration has a fixed key across Python processes (no hash randomization)
-    assert Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key() == Job.make("bayes", 1, 10, 0, "smoke", n_test=5).key()
+    assert toy_job("bayes", spec=None).key() == toy_job("bayes", spec=None).key()
+    # the key is the typed specs serialized whole: every field named, the spec's type too
+    config = a.config()
+    assert config["data"] == dataclasses.asdict(a.data) and config["spec"] == {"kind": "ToySpec", "width": 64, "lr": 0.01}
 
 
 def test_keys_are_sensitive_to_every_field():
-    base = Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01)
+    base = toy_job("mlp-relu", 10, 1000, spec=ToySpec(64, 0.01))
     variants = [
         dataclasses.replace(base, method="mlp-gelu"),
-        dataclasses.replace(base, K=2),
-        dataclasses.replace(base, n=2000),
-        dataclasses.replace(base, run=1),
-        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=65, lr=0.01),
-        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.02),
-        Job.make("mlp-relu", 10, 1000, 0, "cpu", width=64, lr=0.01, extra=True),
+        base.on(K=2),
+        base.on(n=2000),
+        base.on(run=1),
+        base.on(n_test=9),
+        base.on(gamma=0.5),
+        base.on(zipf=0.0),
+        base.on(dtype="float64"),
+        dataclasses.replace(base, spec=ToySpec(65, 0.01)),
+        dataclasses.replace(base, spec=ToySpec(64, 0.02)),
+        dataclasses.replace(base, spec=None),
     ]
     keys = {base.key()} | {v.key() for v in variants}
     assert len(keys) == len(variants) + 1
     # the declaring profile is a label, not an input of the computation: one cell, one key
     assert dataclasses.replace(base, profile="long").key() == base.key()
+
+
+def test_a_job_is_typed():
+    with pytest.raises(TypeError, match="DataSpec"):
+        Job("toy", {"K": 1}, None)
+    with pytest.raises(TypeError, match="frozen dataclass"):
+        Job("toy", toy_job().data, {"width": 8})
 
 
 def test_cache_version_is_part_of_the_key(monkeypatch):

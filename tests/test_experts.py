@@ -14,12 +14,13 @@ import torch  # noqa: E402
 
 from monosem.experiments import experts  # noqa: E402
 from monosem.experiments.cache import Job, ResultCache  # noqa: E402
+from monosem.experiments.cells import DataSpec  # noqa: E402
 from monosem.experiments.estimate import page_seconds  # noqa: E402
 from monosem.experiments.figures import plot_figure, run_figure  # noqa: E402
 from monosem.experiments.methods import load_moe, trained_moe  # noqa: E402
 from monosem.experiments.sweeps import (  # noqa: E402
     MIXED_LINK_D,
-    method_params,
+    method_spec,
     moe_dense_widths,
     moe_expert_width,
     sweep,
@@ -47,12 +48,11 @@ def test_smoke_sweep_end_to_end(smoke):
     moes = {j: rec["metrics"] for j, rec in records.items() if j.method == "moe-relu"}
     assert len(moes) == len(P.moe.Ks) * len(P.moe.ns) * P.moe.runs
     for job, m in moes.items():
-        p = job.param_dict
-        assert FIELDS <= set(m) and p["n_experts"] == job.K  # E = K, one expert per cluster
+        assert FIELDS <= set(m) and job.spec.n_experts == job.K  # E = K, one expert per cluster
         assert -1 <= m["router_ari"] <= 1 and math.isfinite(m["test_mse"])
         assert len(m["expert_load"]) == job.K and sum(m["expert_load"]) == pytest.approx(1.0)
-        assert m["n_parameters"] == parameter_count("moe", MIXED_LINK_D, p["width"], "relu", job.K)
-        assert m["forward_flops"] == forward_flops("moe", MIXED_LINK_D, p["width"], "relu", job.K)
+        assert m["n_parameters"] == parameter_count("moe", MIXED_LINK_D, job.spec.network.width, "relu", job.K)
+        assert m["forward_flops"] == forward_flops("moe", MIXED_LINK_D, job.spec.network.width, "relu", job.K)
         assert m["stop_reason"] in ("target", "plateau", "cap", "diverged") and m["train_curve"]
         assert (cache.root / "models" / f"{job.key()}.pt").exists()
     assert not list((cache.root / "checkpoints").glob("*.pt"))  # done: no checkpoint left behind
@@ -97,9 +97,9 @@ def test_matched_widths_really_match(profile):
             count = parameter_count if match == "params" else forward_flops
             step = count("mlp", d, w + 1, act) - count("mlp", d, w, act)
             assert abs(count("mlp", d, w, act) - target[match]) <= step / 2
-        dense = {(j.method, j.param_dict["width"]) for j in jobs if j.K == K and j.method.startswith("mlp-")}
+        dense = {(j.method, j.spec.width) for j in jobs if j.K == K and j.method.startswith("mlp-")}
         assert dense == {(f"mlp-{a}", w) for (a, _), w in widths.items()}
-        assert {j.param_dict["width"] for j in jobs if j.K == K and j.method == "moe-relu"} == {m}
+        assert {j.spec.network.width for j in jobs if j.K == K and j.method == "moe-relu"} == {m}
     # the rule: m's mixture has the parameter count closest to Figure 2's ReLU network
     ref = parameter_count("mlp", d, P.sample_efficiency.width, "relu")
     for K in P.moe.Ks:
@@ -118,19 +118,17 @@ def test_dense_cell_at_figure2_settings_is_the_figure2_cell():
     w = moe_dense_widths(10, cpu, m)[("relu", "params")]
     P = dataclasses.replace(cpu, sample_efficiency=dataclasses.replace(se, width=w),
                             moe=dataclasses.replace(cpu.moe, expert_widths=((10, m), (50, moe_expert_width(50, cpu)))))
-    moe_dense = {j.key() for j in sweep("moe", P, Ks=[10], methods=["mlp-relu"]) if j.param_dict["width"] == w}
+    moe_dense = {j.key() for j in sweep("moe", P, Ks=[10], methods=["mlp-relu"]) if j.spec.width == w}
     fig2 = {j.key() for j in sweep("fig2", P, Ks=[10], methods=["mlp-relu"])}
     assert moe_dense and moe_dense <= fig2
     # at the real cpu profile, a dense cell of Figure 2's width made the sweep's way is Figure 2's
-    made = Job.make("mlp-relu", 10, 5_000, 0, "cpu", **method_params("mlp-relu", cpu, (se.width, se.batch))
-                    | {"n_test": cpu.moe.n_test})
+    made = Job("mlp-relu", DataSpec(10, 5_000, 0, cpu.moe.n_test), method_spec("mlp-relu", cpu, (se.width, se.batch)), "cpu")
     assert made.key() in {j.key() for j in sweep("fig2", cpu)}
     # the mixture: Figure 2's A.2 protocol and the ReLU rate, plus its own settings (not the
     # hand-derived step's revision: a mixture trains through autograd)
     job = next(j for j in sweep("moe", cpu) if j.method == "moe-relu")
-    p, ref = job.param_dict, {k: v for k, v in method_params("mlp-relu", cpu).items() if k != "step"}
-    assert {k: p[k] for k in ref if k != "width"} == {k: v for k, v in ref.items() if k != "width"}
-    assert set(p) - set(ref) == {"n_experts", "aux_weight", "router_scale"}
+    ref = dataclasses.replace(method_spec("mlp-relu", cpu), width=job.spec.network.width, step_revision=1)
+    assert job.spec.network == ref and job.spec.n_experts == job.K
 
 
 def test_damaged_saved_mixture_is_quarantined_and_retrained(tmp_path, monkeypatch):
@@ -139,7 +137,7 @@ def test_damaged_saved_mixture_is_quarantined_and_retrained(tmp_path, monkeypatc
     records = run_figure("moe", "smoke", cache=cache, n_jobs=1, progress=False, methods=["moe-relu"], ns=[500])
     (job,) = records
     first = load_moe(job, cache)
-    assert first.n_experts == job.K and first.width == job.param_dict["width"]
+    assert first.n_experts == job.K and first.width == job.spec.network.width
     path = cache.root / "models" / f"{job.key()}.pt"
     path.write_bytes(b"not a checkpoint")
     with pytest.warns(RuntimeWarning, match="damaged"):
@@ -150,7 +148,7 @@ def test_damaged_saved_mixture_is_quarantined_and_retrained(tmp_path, monkeypatc
         torch.testing.assert_close(getattr(again, name), getattr(first, name))
     assert cache.load(job)["metrics"]["test_mse"] == pytest.approx(records[job]["metrics"]["test_mse"], rel=1e-6)
     # a file holding another job's mixture is refused too
-    other = Job.make(job.method, job.K, 1_000, job.run, job.profile, **job.param_dict)
+    other = job.on(n=1_000)
     torch.save({"key": other.key()} | {n: getattr(again, n).detach() for n in again.param_names}, path)
     with pytest.warns(RuntimeWarning, match="another|holds the mixture"), pytest.raises(FileNotFoundError):
         load_moe(job, cache)
@@ -194,9 +192,9 @@ def test_findings_follow_the_numbers():
 def test_validation_and_cost_model():
     cpu = get_profile("cpu")
     with pytest.raises(ValueError, match="n_experts"):
-        method_params("moe-relu", cpu)
+        method_spec("moe-relu", cpu)
     with pytest.raises(ValueError, match="moe-tanh"):
-        method_params("moe-tanh", cpu, n_experts=10)
+        method_spec("moe-tanh", cpu, n_experts=10)
     with pytest.raises(ValueError, match="no moe grid"):
         experts.moe_accounting(dataclasses.replace(cpu, moe=None))
     with pytest.raises(ValueError, match="no moe grid"):

@@ -8,20 +8,20 @@ from monosem.data import mixed_link_model
 from monosem.experiments import overlap
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
-from monosem.experiments.methods import dataset
+from monosem.experiments.methods import dataset, source_job
 from monosem.experiments.sweeps import PAPER_GAMMA, sweep
 
 
 def test_overlap_cells_at_the_papers_gamma_are_figure_2_and_4_cells():
     jobs = sweep("overlap", "cpu")
-    paper = [j for j in jobs if "gamma" not in j.param_dict]
+    paper = [j for j in jobs if j.data.gamma == PAPER_GAMMA]
     assert {j.method for j in paper} == {"mlp-relu", "mlp-reglu", "rfm", "oracle-rfm", "gated-rfm", "bayes"}
     fig2 = {j.key() for j in sweep("fig2", "cpu", Ks=[10], ns=[5000])}
     fig4 = {j.key() for j in sweep("fig4", "cpu", Ks=[10], ns=[5000])}
     assert {j.key() for j in paper} <= fig2 | fig4  # computed once, shared
-    low = [j for j in jobs if j.param_dict.get("gamma") == 0.25]
+    low = [j for j in jobs if j.data.gamma == 0.25]
     gated = next(j for j in low if j.method == "gated-rfm")
-    assert dict(gated.param_dict["source"])["gamma"] == 0.25  # its source network is the gamma-0.25 one
+    assert source_job(gated).data.gamma == 0.25  # its source network is the gamma-0.25 one
     # the data of a cell follow its gamma: sigma_K = (1 - rho_K) / (2 gamma)
     model, _, _ = dataset(next(j for j in low if j.method == "bayes"))
     ref = mixed_link_model(10)

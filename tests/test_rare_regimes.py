@@ -17,9 +17,9 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TQDM_DISABLE", "1")
     jobs = sweep("zipf", "smoke")
-    assert {j.param_dict["zipf"] for j in jobs} == {0.0, 2.0}
+    assert {j.data.zipf for j in jobs} == {0.0, 2.0}
     assert not {j.key() for j in jobs} & {j.key() for j in sweep("fig2", "smoke")}
-    rare = next(j for j in jobs if j.param_dict["zipf"] == 2.0 and j.method == "rfm")
+    rare = next(j for j in jobs if j.data.zipf == 2.0 and j.method == "rfm")
     _, (_, _, c), (_, _, cte) = dataset(rare)
     assert torch.bincount(cte, minlength=10).tolist() == [50] * 10  # balanced test set
     assert int(torch.bincount(c, minlength=10)[0]) > 5 * int(torch.bincount(c, minlength=10)[9])

@@ -4,6 +4,7 @@ summaries read them."""
 import pytest
 
 from monosem.__main__ import main
+from _toy_jobs import cell
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.recorded import load_recorded_cells, record_cells, same_instruction_set
 from monosem.experiments.regime import regime_cells, regime_findings, regime_frames, timings_frame, timings_summary
@@ -24,7 +25,7 @@ def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, m
             "--cache", str(tmp_path)]
     assert main(argv) == 0
     fresh = ResultCache(tmp_path).load(job)
-    assert fresh["config"] == record["config"]
+    assert fresh["config"] == job.config()
     # float64 kernel solves: on another instruction set (ATen's default kernels, MKL_CBWR=COMPATIBLE)
     # they still agree to 1e-6; the wider tolerance elsewhere is for platforms not tried
     rel = 1e-6 if same_instruction_set(record) else 1e-4
@@ -43,8 +44,34 @@ def test_every_recorded_cell_belongs_to_a_declared_sweep():
         if job.method.startswith("mlp-"):
             m = rec["metrics"]
             assert m["stop_reason"] in ("target", "plateau", "cap", "diverged")
-            assert job.param_dict["min_steps"] <= m["stop_step"] <= job.param_dict["max_steps"] or m["stop_reason"] == "diverged"
+            assert job.spec.min_steps <= m["stop_step"] <= job.spec.max_steps or m["stop_reason"] == "diverged"
             assert m["best_step"] <= m["stop_step"]
+
+
+def test_every_recorded_cell_is_found_by_its_key_and_unchanged(tmp_path):
+    """Each recorded file is found by exactly one declared job, under the key that job spells
+    (its current one, or the one spelled before the specs were typed), and restoring it into a
+    cache gives back exactly its metrics."""
+    import json
+
+    from monosem.experiments.cache import config_without_version, job_key
+    from monosem.experiments.legacy import legacy_config
+    from monosem.experiments.recorded import recorded_cells_dir, restore_cells
+
+    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long")
+    recorded = load_recorded_cells(declared, "long")
+    files = {p.stem: json.loads(p.read_text()) for p in recorded_cells_dir("long").glob("*/*.json")}
+    assert len(recorded) == len(files)
+    for job, record in recorded.items():
+        key = job_key(record["config"])
+        assert key in (job.key(), job_key(legacy_config(job))) and files[key] == record
+        assert config_without_version(record["config"]) in (config_without_version(job.config()),
+                                                            config_without_version(legacy_config(job)))
+    cache = ResultCache(tmp_path)
+    some = dict(list(recorded.items())[:: max(1, len(recorded) // 12)])
+    assert restore_cells(list(some), cache, "long") == len(some)
+    for job, record in some.items():
+        assert cache.load(job)["metrics"] == record["metrics"] and cache.path(job).name == f"{job.key()}.json"
 
 
 def test_record_cells_copies_and_matches_without_the_cache_version(tmp_path, monkeypatch):
@@ -118,14 +145,13 @@ def test_an_rfm_oracle_worse_than_its_own_iteration_0_is_flagged_and_left_out():
 
 
 def test_cell_times_add_up_per_method_and_size():
-    from monosem.experiments.cache import Job
     from monosem.experiments.recorded import cell_times, cell_times_frame, cell_times_summary
 
     machine = {"platform": "x", "cpu_count": 2, "accelerator": None, "torch": "2"}
     recs = {
-        Job.make("rfm", 10, 50_000, 0, "long"): {"timing": {"seconds": 600.0, "cpu_seconds": 590.0, "threads": 1}, "machine": machine},
-        Job.make("mlp-relu", 10, 50_000, 0, "long", width=1024): {"timing": {"seconds": 1200.0, "threads": 1}, "machine": machine},
-        Job.make("rfm", 50, 20_000, 0, "long"): {"timing": {"seconds": 60.0, "threads": 1}, "machine": machine},
+        cell("rfm", 10, 50_000): {"timing": {"seconds": 600.0, "cpu_seconds": 590.0, "threads": 1}, "machine": machine},
+        cell("mlp-relu", 10, 50_000, 0, width=1024): {"timing": {"seconds": 1200.0, "threads": 1}, "machine": machine},
+        cell("rfm", 50, 20_000): {"timing": {"seconds": 60.0, "threads": 1}, "machine": machine},
     }
     t = cell_times(recs)
     assert t["columns"] == [(10, 50_000), (50, 20_000)] and t["cells"] == 3 and t["threads"] == {1: 3}

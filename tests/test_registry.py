@@ -1,6 +1,8 @@
 """A new Figure-2-like experiment is one module: it registers its method and its figure, and the
 sweep, the runner, the cache and the command line take it from there."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -10,14 +12,19 @@ from monosem.experiments.methods import dataset, mse
 from monosem.experiments.sweeps import FIGURES, Figure, figure_of, register_figure, sweep
 
 
-def _params(P, sizes) -> dict:
-    return {"shrink": 0.5}
+@dataclass(frozen=True)
+class Shrink:
+    shrink: float
+
+
+def _params(P, sizes) -> Shrink:
+    return Shrink(0.5)
 
 
 def _compute(job, cache=None) -> dict:
     # predict the training mean, shrunk toward 0: a method no built-in module knows
     _, (_, y, _), (_, yt, _) = dataset(job)
-    return {"test_mse": mse(np.full(len(yt), job.param_dict["shrink"] * float(y.mean())), yt)}
+    return {"test_mse": mse(np.full(len(yt), job.spec.shrink * float(y.mean())), yt)}
 
 
 @pytest.fixture()
@@ -33,7 +40,7 @@ def toy():
 def test_a_registered_figure_runs_from_the_command_line(toy, tmp_path, capsys):
     jobs = sweep("toy-test", "smoke")
     assert {j.method for j in jobs} == {"mean-test", "oracle-laplace"}
-    assert all(j.param_dict["shrink"] == 0.5 for j in jobs if j.method == "mean-test")
+    assert all(j.spec.shrink == 0.5 for j in jobs if j.method == "mean-test")
     assert main(["run", "toy-test", "--profile", "smoke", "--cache", str(tmp_path)]) == 0
     assert main(["status", "toy-test", "--profile", "smoke", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out

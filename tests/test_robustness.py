@@ -75,6 +75,7 @@ def test_killed_run_leaves_no_pool_workers(tmp_path):
     script = textwrap.dedent(f"""
         import time
         from monosem.experiments.cache import Job, ResultCache
+        from monosem.experiments.cells import DataSpec
         from monosem.experiments.runner import run_jobs
 
         def slow(job, cache=None):
@@ -82,7 +83,7 @@ def test_killed_run_leaves_no_pool_workers(tmp_path):
             return {{"x": 1}}
 
         if __name__ == "__main__":
-            jobs = [Job.make("toy", 1, 10, r, "smoke") for r in range(2)]
+            jobs = [Job("toy", DataSpec(1, 10, r, 8)) for r in range(2)]
             run_jobs(jobs, slow, ResultCache({str(tmp_path)!r}), executor="process", n_jobs=2, progress=False)
     """)
     path = tmp_path / "run.py"
@@ -127,7 +128,7 @@ def test_a_model_file_of_another_job_is_refused(tmp_path):
 
     cache = ResultCache(tmp_path)
     a, b = sweep("fig2", "smoke", Ks=[1, 10], ns=[500], methods=["mlp-relu"])
-    net = MLP(20, a.param_dict["width"], "relu", seed=1000)
+    net = MLP(20, a.spec.width, "relu", seed=1000)
     path_a, path_b = _model_path(cache, a), _model_path(cache, b)
     path_a.parent.mkdir(parents=True)
     torch.save({"key": a.key()} | {k: getattr(net, k).detach() for k in ("W", "b", "a", "a0")}, path_a)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from monosem.experiments.cache import Job
+from _toy_jobs import cell
 
 
 def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
@@ -14,13 +14,13 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
     ep = {"solver": "eigenpro", "iterations": 129, "train_mse": 3.96e-4, "converged": True, "step_halvings": 4}
     exact = {"solver": "exact", "iterations": 1, "train_mse": 1e-9, "converged": True, "step_halvings": 0}
     records = {
-        Job.make("laplace", 2, 20_000, 0, "long"): {"metrics": {"solve": ep}},
-        Job.make("rfm", 2, 20_000, 0, "long"): {"metrics": {"solves": [ep, dict(ep, converged=False)]}},
-        Job.make("laplace", 2, 5_000, 0, "long"): {"metrics": {"solve": exact}},
-        Job.make("mlp-relu", 2, 20_000, 0, "long"): {"metrics": {"test_mse": 1.0}},
+        cell("laplace", 2, 20_000, 0): {"metrics": {"solve": ep}},
+        cell("rfm", 2, 20_000, 0): {"metrics": {"solves": [ep, dict(ep, converged=False)]}},
+        cell("laplace", 2, 5_000, 0): {"metrics": {"solve": exact}},
+        cell("mlp-relu", 2, 20_000, 0): {"metrics": {"test_mse": 1.0}},
         # per-cluster fits: an oracle's Laplace solves, a gated RFM's iterations (gate 1 empty)
-        Job.make("oracle-laplace", 2, 20_000, 0, "long"): {"metrics": {"local_solves": [exact, ep]}},
-        Job.make("gated-rfm", 2, 20_000, 0, "long"): {"metrics": {"local_solves": [[ep, exact], None]}},
+        cell("oracle-laplace", 2, 20_000, 0): {"metrics": {"local_solves": [exact, ep]}},
+        cell("gated-rfm", 2, 20_000, 0): {"metrics": {"local_solves": [[ep, exact], None]}},
     }
     rows = eigenpro_solves(records)
     assert [(r["method"], r["cluster"], r["iteration"], r["converged"]) for r in rows] == [
@@ -38,15 +38,14 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():
     from monosem.experiments.sample_efficiency import stopping_frame, stopping_summary
 
-    from monosem.experiments.sweeps import sweep
 
     # a real MLP cell's settings, with the three the table reads changed
-    params = dict(sweep("fig2", "smoke", methods=["mlp-relu"])[0].param_dict) | {"width": 64, "max_steps": 1000, "target_mse": 4e-4}
+    changes = {"width": 64, "max_steps": 1000, "target_mse": 4e-4}
     records = {
-        Job.make("mlp-relu", 2, 500, 0, "smoke", **params): {"metrics": {"train_mse": 2e-3, "test_mse": 0.1, "stop_step": 1000,
+        cell("mlp-relu", 2, 500, 0, "smoke", **changes): {"metrics": {"train_mse": 2e-3, "test_mse": 0.1, "stop_step": 1000,
                                                                          "stop_reason": "cap"}},
-        Job.make("mlp-relu", 2, 500, 1, "smoke", **params): {"metrics": {"train_mse": 3e-4, "test_mse": 0.1, "stop_step": 400}},
-        Job.make("rfm", 2, 500, 0, "smoke"): {"metrics": {"test_mse": 0.2}},
+        cell("mlp-relu", 2, 500, 1, "smoke", **changes): {"metrics": {"train_mse": 3e-4, "test_mse": 0.1, "stop_step": 400}},
+        cell("rfm", 2, 500, 0, "smoke"): {"metrics": {"test_mse": 0.2}},
     }
     frame = stopping_frame(stopping_summary(records))
     assert frame["run"].tolist() == [0, 1] and frame["width"].tolist() == [64, 64]

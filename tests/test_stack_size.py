@@ -1,10 +1,13 @@
 """Stack sizes: the environment variable, the CPU default, and the GPU rule by free memory."""
 
+import dataclasses
+
 import pytest
 import torch
 
 from monosem.experiments import methods
 from monosem.experiments.cache import Job
+from monosem.experiments.cells import DataSpec
 from monosem.experiments.sweeps import sweep
 from monosem.train import step_memory_bytes
 
@@ -12,8 +15,8 @@ from monosem.train import step_memory_bytes
 def _job(width=4096, batch=4096, activation="reglu"):
     # a real MLP cell's settings (Figure 6 declares every activation), at this width and batch
     cell = sweep("fig6", "smoke", methods=["mlp-" + activation])[0]
-    params = cell.param_dict | {"width": width, "batch": batch, "dtype": "float32", "n_test": 8}
-    return Job.make("mlp-" + activation, 10, 20_000, 0, "gpu", **params)
+    spec = dataclasses.replace(cell.spec, width=width, batch=batch)
+    return Job("mlp-" + activation, DataSpec(10, 20_000, 0, 8), spec, "gpu")
 
 
 def test_step_memory_grows_with_batch_times_hidden_width():

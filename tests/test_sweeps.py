@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from monosem.experiments.cache import ResultCache
-from monosem.experiments.cells import NetworkSpec
+from monosem.experiments.cells import DataSpec, SolverSpec, width_of
 from monosem.experiments.sweeps import FIGURES, sweep
 
 
@@ -16,7 +18,7 @@ def test_profiles_share_cells_that_compute_the_same_thing():
     shared = set(fig2) & set(regime)
     # K = 10, 50 x n = 20k, 50k x run 0 x (ReLU and ReGLU at width 1 024, RFM, 2 oracles, Bayes)
     assert len(shared) == 2 * 2 * 6
-    assert {regime[k].param_dict.get("width") for k in regime} == {256, 1024, None}
+    assert {width_of(regime[k]) for k in regime} == {256, 1024, None}
 
 
 def test_a_profiles_cut_removes_exactly_the_cut_cells():
@@ -47,9 +49,9 @@ def test_sweeps_declare_the_papers_grids():
     assert {j.run for j in jobs} == set(range(5))
     assert {j.method for j in jobs} == set(FIGURES["fig2"].methods)
     relu = next(j for j in jobs if j.method == "mlp-relu")
-    p = relu.param_dict
-    assert (p["width"], p["batch"], p["lr"], p["lr_final"]) == (4096, 4096, 1e-2, 1e-4)
-    assert (p["min_steps"], p["max_steps"], p["eval_every"], p["patience_evals"]) == (20_000, 200_000, 500, 60)
+    p = relu.spec
+    assert (p.width, p.batch, p.lr, p.final_lr) == (4096, 4096, 1e-2, 1e-4)
+    assert (p.min_steps, p.max_steps, p.eval_every, p.patience_evals) == (20_000, 200_000, 500, 60)
     assert {j.K for j in sweep("fig4", "paper")} == {2, 5, 10, 50}
     # the source MLP of Figure 4 is the ReLU cell of Figure 2: one shared cache entry
     f2 = {j for j in sweep("fig2", "cpu") if j.method == "mlp-relu"}
@@ -82,10 +84,10 @@ def test_the_key_holds_what_the_computation_reads(monkeypatch):
     monkeypatch.setenv("MONOSEM_DTYPE", "float64")
     job64 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
     monkeypatch.delenv("MONOSEM_DTYPE")
-    assert job32.key() != job64.key() and job64.param_dict["dtype"] == "float64"
-    p = dict(job32.param_dict, lr_final=1e-5, rel_improvement=1e-3)
-    cfg = NetworkSpec.of(p).train_config()
-    assert cfg.final_lr_ratio == pytest.approx(1e-5 / p["lr"]) and cfg.min_rel_improvement == 1e-3
+    assert job32.key() != job64.key() and job64.data.dtype == "float64"
+    p = dataclasses.replace(job32.spec, final_lr=1e-5, min_rel_improvement=1e-3)
+    cfg = p.train_config()
+    assert cfg.final_lr_ratio == pytest.approx(1e-5 / p.lr) and cfg.min_rel_improvement == 1e-3
     gated = sweep("fig4", "cpu", Ks=[10], ns=[5_000], methods=["gated-rfm"])[0]
     seen = {}
 
@@ -101,31 +103,34 @@ def test_the_key_holds_what_the_computation_reads(monkeypatch):
     monkeypatch.setattr(methods.ResultCache, "has", lambda self, job: True)
     with pytest.raises(Capture):
         methods.compute_gated(gated, ResultCache("/nonexistent"))
-    p = gated.param_dict
-    assert seen["agop_samples"] == p["agop_samples"] == 2_000  # the cpu profile's, not RFM's default 20 000
-    assert (seen["ridge"], seen["max_iter"], seen["dtype"]) == (p["ridge"], p["solver_max_iter"], p["dtype"])
+    p = gated.spec.local
+    assert seen["agop_samples"] == p.agop_samples == 2_000  # the cpu profile's, not RFM's default 20 000
+    assert (seen["ridge"], seen["max_iter"], seen["dtype"]) == (p.solver.ridge, p.solver.max_iter, gated.data.dtype)
 
 
 def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():
     from monosem.experiments.sweeps import EIGENPRO_REVISION, may_run_eigenpro
 
-    p = {"exact_max_n": 11_000}
-    assert may_run_eigenpro("laplace", 50, 20_000, p) and not may_run_eigenpro("laplace", 1, 10_000, p)
+    s = SolverSpec(1e-6, 11_000, 1e-6, 200)
+
+    def may(method, K, n, **data):
+        return may_run_eigenpro(method, DataSpec(K, n, 0, 8, **data), s)
+
+    assert may("laplace", 50, 20_000) and not may("laplace", 1, 10_000)
     # a balanced per-cluster oracle solves about n / K points per cluster
-    assert may_run_eigenpro("oracle-rfm", 2, 20_000, p) and not may_run_eigenpro("oracle-rfm", 10, 50_000, p)
-    assert may_run_eigenpro("oracle-rfm", 10, 50_000, p | {"zipf": 1.0})  # one cluster may hold most points
-    assert may_run_eigenpro("gated-laplace", 10, 20_000, p)  # a learned gate may merge clusters
-    assert not may_run_eigenpro("mlp-relu", 1, 200_000, {})
+    assert may("oracle-rfm", 2, 20_000) and not may("oracle-rfm", 10, 50_000)
+    assert may("oracle-rfm", 10, 50_000, zipf=1.0)  # one cluster may hold most points
+    assert may("gated-laplace", 10, 20_000)  # a learned gate may merge clusters
     jobs = {(j.method, j.K, j.n): j for j in sweep("regime", "long")}
-    assert jobs[("oracle-rfm", 10, 200_000)].param_dict["eigenpro"] == EIGENPRO_REVISION
-    assert "eigenpro" not in jobs[("oracle-rfm", 50, 200_000)].param_dict  # 4 000 per cluster: exact
-    assert "eigenpro" not in jobs[("mlp-relu", 10, 200_000)].param_dict
+    assert jobs[("oracle-rfm", 10, 200_000)].spec.solver.eigenpro_revision == EIGENPRO_REVISION
+    assert jobs[("oracle-rfm", 50, 200_000)].spec.solver.eigenpro_revision is None  # 4 000 per cluster: exact
+    gated = sweep("fig4", "long", Ks=[10], ns=[20_000], methods=["gated-rfm"], runs=[0])[0]
+    assert gated.spec.local.solver.eigenpro_revision == EIGENPRO_REVISION
 
 
 def test_mlp_keys_name_the_training_step_revision_of_their_profile():
-    """A network cell's key names the step revision it trains with, except revision 1 (the keys of
-    the recorded long run, which were computed with it, stay as they were); a mixture of experts
-    trains through autograd and does not read it."""
+    """A network cell's key names the step revision it trains with (a gated cell's source network
+    too); a mixture of experts trains through autograd and does not read it."""
     from monosem.profiles import PROFILE_NAMES, get_profile
     from monosem.train import STEP_REVISION, STEP_REVISIONS
 
@@ -134,9 +139,9 @@ def test_mlp_keys_name_the_training_step_revision_of_their_profile():
     assert get_profile("long").step_revision == 1
     (cpu,) = sweep("fig2", "cpu", Ks=[10], ns=[sweep("fig2", "cpu")[0].n], methods=["mlp-relu"])
     (long,) = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["mlp-relu"], runs=[0])
-    assert cpu.param_dict["step"] == STEP_REVISION and NetworkSpec.of(cpu).train_config().step_revision == STEP_REVISION
-    assert "step" not in long.param_dict and NetworkSpec.of(long).train_config().step_revision == 1
+    assert cpu.config()["spec"]["step_revision"] == STEP_REVISION and cpu.spec.train_config().step_revision == STEP_REVISION
+    assert long.config()["spec"]["step_revision"] == 1 and long.spec.train_config().step_revision == 1
     gated = sweep("fig4", "cpu", methods=["gated-rfm"])[0]
-    assert dict(gated.param_dict["source"])["step"] == STEP_REVISION  # the source network's own key
+    assert gated.config()["spec"]["source"]["step_revision"] == STEP_REVISION  # the source network's own key
     moe = [j for j in sweep("moe", "cpu") if j.method.startswith("moe-")]
-    assert moe and all("step" not in j.param_dict for j in moe)
+    assert moe and all(j.spec.network.step_revision == 1 for j in moe)

@@ -238,12 +238,13 @@ def test_readout_lr_scale_multiplies_only_the_readout_rate(small_data):
 
 def test_a_resumed_cell_records_the_time_of_every_sitting(tmp_path):
     from monosem.experiments.cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
+    from monosem.experiments.cells import DataSpec
 
     cache = ResultCache(tmp_path)
-    job = Job.make("mlp-relu", 2, 100, 0, "smoke", width=8)
+    job = Job("mlp-relu", DataSpec(2, 100, 0, 8))
     rec = cache.save(job, {"test_mse": 1.0, EARLIER_SECONDS: 30.0, EARLIER_CPU_SECONDS: 20.0}, 5.0, cpu_seconds=4.0)
     assert rec["timing"]["seconds"] == 35.0 and rec["timing"]["cpu_seconds"] == 24.0
     assert rec["timing"]["earlier_sittings_seconds"] == 30.0
     assert rec["metrics"] == {"test_mse": 1.0}  # the bookkeeping names are not metrics
-    plain = cache.save(Job.make("mlp-relu", 2, 200, 0, "smoke", width=8), {"test_mse": 1.0}, 5.0)
+    plain = cache.save(job.on(n=200), {"test_mse": 1.0}, 5.0)
     assert plain["timing"]["seconds"] == 5.0 and "earlier_sittings_seconds" not in plain["timing"]

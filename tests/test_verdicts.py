@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from monosem.experiments.cache import Job
+from _toy_jobs import cell
 from monosem.experiments.sample_efficiency import findings
 from monosem.experiments.verdicts import PAIRED_SHARE, combine, compare, per_run, scored
 
@@ -20,7 +20,7 @@ def _rec(mse, by_iteration=None):
 
 def _records(table):
     """{(method, K, n, run): record} -> {Job: record}."""
-    return {Job.make(m, K, n, r, "long"): rec for (m, K, n, r), rec in table.items()}
+    return {cell(m, K, n, r): rec for (m, K, n, r), rec in table.items()}
 
 
 def test_one_rule_scores_every_rfm_variant_alike():

@@ -1,35 +1,39 @@
 """Jobs and their on-disk result cache.
 
-A sweep is a list of :class:`Job` s, one per cell of a figure's grid (K x n x run x method). Each
-job is keyed by a hash of its *full* configuration, so changing any field (a profile size, a
-learning rate, the package's cache version) gives a new key and never reuses a stale result. The
-figure a job was declared for is not part of its configuration: the same MLP cell of Figures 2, 4
-and 6 is one job, computed once.
+A sweep is a list of :class:`Job` s, one per cell of a figure's grid (K x n x run x method). A job
+is its method, its data (:class:`~monosem.experiments.cells.DataSpec`) and its method's typed spec
+(:mod:`.cells`); it is keyed by a hash of these serialized whole, so changing any field (a profile
+size, a learning rate, the package's cache version) gives a new key and never reuses a stale
+result. The figure and profile a job was declared for are not part of its key: the same MLP cell of
+Figures 2, 4 and 6 is one job, computed once.
 Results are small JSON files (config, metrics, timings, versions) written atomically: a file is
 either absent or complete, so a sweep interrupted at any point resumes where it stopped and a
-finished cell is never recomputed. Nothing is ever unpickled.
+finished cell is never recomputed. A result stored under a key spelled before the specs were typed
+is found through :mod:`.legacy`. Nothing is ever unpickled.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..atomic import atomic_write_json, quarantine
+from .cells import DataSpec, spec_config
 
-__all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir", "atomic_write_json"]
+__all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir",
+           "atomic_write_json", "job_key"]
 
-#: Bump when a change to the code makes old cached results wrong. 2: the key no longer holds the
-#: profile's name (a cell computed for two profiles with the same settings is one cell), and it
-#: holds the working precision and every training and solver setting the computation reads.
-CACHE_VERSION = 2
+#: Bump when a change to the code makes old cached results wrong. 3: the key is the cell's typed
+#: specs serialized whole (:mod:`.cells`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
+CACHE_VERSION = 3
 #: metric names by which a computation resumed from a checkpoint reports the wall and CPU time of
 #: its earlier sittings; :meth:`ResultCache.save` adds them to the cell's timing
 EARLIER_SECONDS, EARLIER_CPU_SECONDS = "_earlier_sittings_seconds", "_earlier_sittings_cpu_seconds"
@@ -40,65 +44,59 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("MONOSEM_CACHE", "results/cache"))
 
 
-def _freeze(value: Any) -> Any:
-    """A hashable form: dicts become sorted tuples of pairs, lists become tuples."""
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _canonical(value: Any) -> Any:
-    """JSON-friendly form: tuples become lists (json.dumps sorts the keys)."""
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    return value
+def job_key(config: dict[str, Any]) -> str:
+    """A stable 16-hex-digit hash of a job's configuration (independent of dict order and of the
+    Python process)."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
 class Job:
-    """One cell of a sweep: a method evaluated at (K, n, run), declared by a profile.
-
-    ``params`` holds every other setting the computation depends on (widths, steps, learning
-    rates, test size, precision, ...), as a tuple of ``(name, value)`` pairs so that the job is
-    hashable. ``profile`` only says which profile declared the job: it is not part of the key,
-    so the same cell declared by two profiles (or by the regime map and a profile) is computed
-    once.
-    """
+    """One cell of a sweep: ``method`` on the data ``data`` with the method's settings ``spec``
+    (a frozen dataclass of :mod:`.cells` or a registered method's own; ``None`` for a method that
+    reads only the data). ``profile`` only says which profile declared the job: it is not part of
+    the key, so the same cell declared by two profiles (or by the regime map and a profile) is
+    computed once."""
 
     method: str
-    K: int
-    n: int
-    run: int
-    profile: str
-    params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    data: DataSpec
+    spec: Any = None
+    profile: str = ""
 
-    @classmethod
-    def make(cls, method: str, K: int, n: int, run: int, profile: str, **params: Any) -> "Job":
-        return cls(method, int(K), int(n), int(run), profile, _freeze(params))
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, DataSpec):
+            raise TypeError(f"Job.data must be a DataSpec, got {type(self.data).__name__}")
+        spec_config(self.spec)  # a dataclass instance or None
+        try:
+            hash(self.spec)
+        except TypeError:
+            raise TypeError(f"Job.spec must be a frozen dataclass, got {type(self.spec).__name__}") from None
 
     @property
-    def param_dict(self) -> dict[str, Any]:
-        return dict(self.params)
+    def K(self) -> int:
+        return self.data.K
+
+    @property
+    def n(self) -> int:
+        return self.data.n
+
+    @property
+    def run(self) -> int:
+        return self.data.run
+
+    def on(self, **data: Any) -> "Job":
+        """The same method and settings on other data (``job.on(n=...)``)."""
+        return dataclasses.replace(self, data=dataclasses.replace(self.data, **data))
 
     def config(self) -> dict[str, Any]:
-        """The full configuration that determines this job's result."""
-        return {
-            "cache_version": CACHE_VERSION,
-            "method": self.method,
-            "K": self.K,
-            "n": self.n,
-            "run": self.run,
-            "params": _canonical(self.param_dict),
-        }
+        """The full configuration that determines this job's result: its specs, serialized whole."""
+        return {"cache_version": CACHE_VERSION, "method": self.method, "data": dataclasses.asdict(self.data),
+                "spec": spec_config(self.spec)}
 
     def key(self) -> str:
-        """A stable 16-hex-digit hash of :meth:`config` (independent of dict order and Python run)."""
-        blob = json.dumps(self.config(), sort_keys=True, separators=(",", ":"), allow_nan=False)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """A stable 16-hex-digit hash of :meth:`config`."""
+        return job_key(self.config())
 
     def label(self) -> str:
         return f"{self.method} K={self.K} n={self.n} run={self.run}"
@@ -155,17 +153,36 @@ class ResultCache:
         self.root = Path(root) if root is not None else default_cache_dir()
 
     def path(self, job: Job) -> Path:
+        """Where ``job``'s result is written."""
         return self.root / job.method / f"{job.key()}.json"
+
+    def _found(self, job: Job) -> tuple[Path, dict[str, Any]] | None:
+        """The file holding ``job``'s result and the configuration it must hold: under the
+        current key, else under the key spelled before the specs were typed (:mod:`.legacy`)."""
+        from .legacy import legacy_config
+
+        path = self.path(job)
+        if path.exists():
+            return path, job.config()
+        old = legacy_config(job)
+        if old is not None:
+            path = self.root / job.method / f"{job_key(old)}.json"
+            if path.exists():
+                return path, old
+        return None
 
     def has(self, job: Job) -> bool:
         """Whether a result file exists for ``job`` (readable or not: see :meth:`status`)."""
-        return self.path(job).exists()
+        return self._found(job) is not None
 
     def load(self, job: Job) -> dict[str, Any]:
         """The record of ``job``. A file that is unreadable, is not a record or holds another job
         is moved aside (``*.corrupt``, with a warning naming it) and ``FileNotFoundError`` raised,
         so the caller recomputes that one cell."""
-        path = self.path(job)
+        found = self._found(job)
+        if found is None:
+            raise FileNotFoundError(f"no result for {job.label()} in {self.root}")
+        path, config = found
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         try:
@@ -175,7 +192,7 @@ class ResultCache:
             record, ok, why = None, False, f"not JSON: {err}"
         else:
             why = "not a result record"
-        if ok and record.get("config") != job.config():
+        if ok and record.get("config") != config:
             ok, why = False, f"it holds another job than {job.label()}"
         if not ok:
             quarantine(path, why)

@@ -1,15 +1,16 @@
 """What a cell of a sweep is, typed: its data, its network or estimator, its training or solver.
 
-A :class:`~monosem.experiments.cache.Job` carries its settings as the flat dictionary its cache
-key is made of (:func:`~monosem.experiments.sweeps.method_params` writes it). The computations
-and the pages read them through the frozen dataclasses of this module instead, one per kind of
-setting, each built from a job by ``of(job)``, so that the key's spelling (``lr_final``,
-``rel_improvement``, a ``step`` that is absent for revision 1, a ``gamma`` that is absent for the
-paper's 4) is known here and nowhere else.
+A :class:`~monosem.experiments.cache.Job` is a method, a :class:`DataSpec` and the method's spec
+(:class:`NetworkSpec`, :class:`MixtureSpec`, :class:`KernelSpec`, :class:`GatedSpec`, a registered
+method's own frozen dataclass, or ``None`` for the Bayes predictor, which reads only the data).
+The cache key is these serialized whole (:func:`spec_config`): every field named, none implied by
+its absence. The keys of cells computed before the specs were typed are spelled in
+:mod:`.legacy` and nowhere else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +19,12 @@ import torch
 from ..data import mixed_link_model
 from ..device import resolve_dtype
 from ..train import TrainConfig, a2_config
-from .cache import Job
-from .sweeps import PAPER_GAMMA, step_revision_of
 
-__all__ = ["DataSpec", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "width_of"]
+__all__ = ["PAPER_GAMMA", "DataSpec", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
+           "network_of", "width_of"]
+
+#: the paper's separation knob of the mixed-link model (eq. 3)
+PAPER_GAMMA = 4.0
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,6 @@ class DataSpec:
     zipf: float | None = None
     dtype: str = "float32"
 
-    @classmethod
-    def of(cls, job: Job) -> "DataSpec":
-        p = job.param_dict
-        return cls(job.K, job.n, job.run, int(p["n_test"]), float(p.get("gamma", PAPER_GAMMA)),
-                   float(p["zipf"]) if "zipf" in p else None, str(p.get("dtype", "float32")))
-
     @property
     def torch_dtype(self) -> torch.dtype:
         return resolve_dtype(self.dtype)
@@ -55,7 +52,8 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class NetworkSpec:
-    """An MLP cell's network and its Appendix A.2 training protocol."""
+    """An MLP cell's network and its Appendix A.2 training protocol (``step_revision``: the
+    hand-derived training step's revision, :class:`~monosem.train.TrainConfig`)."""
 
     activation: str
     width: int
@@ -70,13 +68,6 @@ class NetworkSpec:
     min_rel_improvement: float
     step_revision: int
 
-    @classmethod
-    def of(cls, job_or_params: Job | dict[str, Any]) -> "NetworkSpec":
-        p = job_or_params.param_dict if isinstance(job_or_params, Job) else dict(job_or_params)
-        return cls(str(p["activation"]), int(p["width"]), int(p["batch"]), float(p["lr"]), float(p["lr_final"]), int(p["min_steps"]),
-                   int(p["max_steps"]), int(p["eval_every"]), int(p["patience_evals"]), float(p["target_mse"]),
-                   float(p["rel_improvement"]), step_revision_of(p))
-
     def train_config(self) -> TrainConfig:
         """The A.2 :class:`~monosem.train.TrainConfig` of this network."""
         return a2_config(self.activation, min_steps=self.min_steps, max_steps=self.max_steps, batch=self.batch,
@@ -88,42 +79,31 @@ class NetworkSpec:
 @dataclass(frozen=True)
 class MixtureSpec:
     """A mixture-of-experts cell: ``n_experts`` experts of the network's width and activation,
-    trained under its protocol, with the router's load-balancing weight and initial scale."""
+    trained under its protocol, with the router's load-balancing weight and initial scale. A
+    mixture trains through autograd: its network's ``step_revision`` is not read (it is 1)."""
 
     network: NetworkSpec
     n_experts: int
     aux_weight: float
     router_scale: float
 
-    @classmethod
-    def of(cls, job: Job) -> "MixtureSpec":
-        p = job.param_dict
-        return cls(NetworkSpec.of(p), int(p["n_experts"]), float(p["aux_weight"]), float(p["router_scale"]))
-
 
 @dataclass(frozen=True)
 class SolverSpec:
     """A kernel cell's solver: ridge, the size from which EigenPro replaces the exact solve, its
-    target training MSE and iteration limit, the precision, and the EigenPro revision when the cell
-    may run EigenPro (``None`` otherwise)."""
+    target training MSE and iteration limit, and the EigenPro revision when the cell may run
+    EigenPro (``None`` otherwise). The precision is the data's."""
 
     ridge: float
     exact_max_n: int
     target_mse: float
     max_iter: int
-    dtype: str
     eigenpro_revision: int | None = None
 
-    @classmethod
-    def of(cls, job: Job) -> "SolverSpec":
-        p = job.param_dict
-        return cls(float(p["ridge"]), int(p["exact_max_n"]), float(p["target_mse"]), int(p["solver_max_iter"]), str(p["dtype"]),
-                   int(p["eigenpro"]) if "eigenpro" in p else None)
-
-    def kwargs(self, seed: int) -> dict[str, Any]:
+    def kwargs(self, seed: int, dtype: str) -> dict[str, Any]:
         """The regressors' solver arguments (:class:`~monosem.kernels.LaplaceKernelRegressor`)."""
         return {"ridge": self.ridge, "exact_max_n": self.exact_max_n, "target_mse": self.target_mse, "max_iter": self.max_iter,
-                "dtype": self.dtype, "random_state": seed}
+                "dtype": dtype, "random_state": seed}
 
 
 @dataclass(frozen=True)
@@ -134,32 +114,38 @@ class KernelSpec:
     solver: SolverSpec
     agop_samples: int | None = None
 
-    @classmethod
-    def of(cls, job: Job) -> "KernelSpec":
-        p = job.param_dict
-        return cls(str(p["bandwidth"]), SolverSpec.of(job), int(p["agop_samples"]) if "agop_samples" in p else None)
-
 
 @dataclass(frozen=True)
 class GatedSpec:
     """An MLP-gated cell (Section 3.3): its local kernels, the K-means restarts and iterations of
-    its gates, and the ReLU network whose contribution profiles route the points."""
+    its gates, and the ReLU network (trained on the cell's data) whose contribution profiles route
+    the points."""
 
     local: KernelSpec
     n_init: int
     max_iter: int
     source: NetworkSpec
 
-    @classmethod
-    def of(cls, job: Job) -> "GatedSpec":
-        p = job.param_dict
-        return cls(KernelSpec.of(job), int(p["n_init"]), int(p["max_iter"]), NetworkSpec.of(dict(p["source"])))
 
-    def source_job(self, job: Job) -> Job:
-        """The MLP cell whose network this gated cell routes with."""
-        return Job.make("mlp-relu", job.K, job.n, job.run, job.profile, **dict(job.param_dict["source"]))
+def spec_config(spec: Any) -> dict[str, Any] | None:
+    """A method's spec as its key holds it: the dataclass's name and every field (nested specs
+    too), or ``None`` for a method without settings of its own."""
+    if spec is None:
+        return None
+    if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
+        raise TypeError(f"a cell's spec is a frozen dataclass instance or None, got {type(spec).__name__}")
+    return {"kind": type(spec).__name__} | dataclasses.asdict(spec)
 
 
-def width_of(job: Job) -> int | None:
+def network_of(job) -> NetworkSpec | None:
+    """The network of a network cell (an MLP, or a mixture's experts), ``None`` for any other cell."""
+    spec = job.spec
+    if isinstance(spec, MixtureSpec):
+        return spec.network
+    return spec if isinstance(spec, NetworkSpec) else None
+
+
+def width_of(job) -> int | None:
     """The width of a network cell (an MLP, or a mixture's experts), ``None`` for any other cell."""
-    return int(job.param_dict["width"]) if job.method.startswith(("mlp-", "moe-")) else None
+    net = network_of(job)
+    return None if net is None else net.width

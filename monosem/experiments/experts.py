@@ -20,7 +20,6 @@ from ..profiles import Profile, get_profile
 from ._tables import frame
 from .cache import Job
 from .sweeps import MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
-from .cells import MixtureSpec, NetworkSpec
 
 __all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "plot_moe"]
 
@@ -46,7 +45,7 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
     :func:`~monosem.models.matched_dense_width`: which comparison a dense cell serves is not in
     its key), its test MSE (mean over the runs that have it), its parameter count and FLOPs, beside
     the mixture's (``moe_params``, ``moe_flops``)."""
-    dense = {(j.method, j.K, j.n, j.run, NetworkSpec.of(j).width, NetworkSpec.of(j).batch): rec["metrics"]
+    dense = {(j.method, j.K, j.n, j.run, j.spec.width, j.spec.batch): rec["metrics"]
              for j, rec in records.items() if j.method.startswith("mlp-")}
     groups: dict[tuple[int, int], list[tuple[Job, dict]]] = {}
     for j, rec in records.items():
@@ -54,7 +53,7 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
             groups.setdefault((j.K, j.n), []).append((j, rec["metrics"]))
     rows = []
     for (K, n), cells in sorted(groups.items()):
-        moe = MixtureSpec.of(cells[0][0])
+        moe = cells[0][0].spec
         E, m, act = moe.n_experts, moe.network.width, moe.network.activation
         ms = [mm for _, mm in cells]
         row: dict[str, Any] = {

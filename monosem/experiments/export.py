@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from ..checks import check_choice
-from .cells import DataSpec, NetworkSpec, width_of
+from .cells import network_of, width_of
 
 __all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "figure1_rows", "theorem1_rows", "theorem2_rows",
            "page_record_path", "write_page_rows"]
@@ -38,8 +38,8 @@ def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]
         m = rec["metrics"]
         rows.append({
             "figure": figure, "profile": profile, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
-            "gamma": DataSpec.of(job).gamma,
-            "width": width_of(job), "batch": NetworkSpec.of(job).batch if width_of(job) else None,
+            "gamma": job.data.gamma,
+            "width": width_of(job), "batch": network_of(job).batch if width_of(job) else None,
             **{k: m.get(k) for k in ("test_mse", "test_median_se", "train_mse", "stop_reason", "stop_step",
                                      "best_iteration", "gate_ari_test", "frac_A071")},
             "seconds": rec.get("timing", {}).get("seconds"), "key": job.key(),

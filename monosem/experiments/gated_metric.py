@@ -39,8 +39,7 @@ import torch
 from ..gating import MLPGatedRegressor
 from ..kernels import trace_share
 from .cache import Job, ResultCache
-from .cells import GatedSpec
-from .methods import _train_mlps, dataset, load_mlp
+from .methods import _train_mlps, dataset, load_mlp, source_job
 from .recorded import load_recorded, save_recorded
 
 __all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables"]
@@ -59,8 +58,7 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
     when missing there):
     the test MSE at RFM iterations 0-3 under each starting metric of :data:`FEATURE_STARTS`, and
     per gate and iteration the metric's share on the true direction and its effective rank."""
-    gated = GatedSpec.of(gated_job)
-    src = gated.source_job(gated_job)
+    gated, src = gated_job.spec, source_job(gated_job)
     try:
         mlp = load_mlp(src, cache)
     except FileNotFoundError:  # a recorded cell ships without its network: train it again
@@ -73,7 +71,7 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
     metric_rows: list[dict[str, Any]] = []
     for start, features in FEATURE_STARTS.items():
         est = MLPGatedRegressor(mlp, local="rfm", n_gates=gated_job.K, n_init=gated.n_init, max_iter=gated.max_iter,
-                                local_params=gated.local.solver.kwargs(gated_job.run) | {"agop_samples": gated.local.agop_samples},
+                                local_params=gated.local.solver.kwargs(gated_job.run, gated_job.data.dtype) | {"agop_samples": gated.local.agop_samples},
                                 random_state=gated_job.run, features=features).fit(X, y)
         gates = est.assign(Xte)
         yt = yte.double().cpu().numpy()

@@ -32,13 +32,13 @@ from ..kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ..models import MLP, MLPStack, MoE, MoEStack
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, step_memory_bytes, train
-from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
-from .cells import DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
+from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache, job_key
+from .legacy import legacy_config
 from .registry import METHODS
 from .sweeps import MIXED_LINK_D
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
-           "specialization_metrics"]
+           "specialization_metrics", "source_job"]
 
 
 #: stacks never exceed this many networks (beyond it a GPU gains nothing from batching)
@@ -73,8 +73,8 @@ def max_stack(job: Job | None = None) -> int:
     # a mixture evaluates every expert's first layer (a dense layer of width E m) and keeps the
     # autograd graph of its routing besides: charged as twice a dense network of width E m
     moe = job.method.startswith("moe-")
-    net = MixtureSpec.of(job).network if moe else NetworkSpec.of(job)
-    width = net.width * MixtureSpec.of(job).n_experts if moe else net.width
+    net = job.spec.network if moe else job.spec
+    width = net.width * job.spec.n_experts if moe else net.width
     per_network = (2 if moe else 1) * step_memory_bytes(width, net.batch, net.activation, mixed_link_model(job.K).d, _dtype(job))
     free, _total = torch.cuda.mem_get_info(dev)
     return int(min(MAX_STACK_CAP, max(1, GPU_MEMORY_SHARE * free // per_network)))
@@ -82,13 +82,13 @@ def max_stack(job: Job | None = None) -> int:
 
 def _dtype(job: Job) -> torch.dtype:
     """The job's working precision."""
-    return DataSpec.of(job).torch_dtype
+    return job.data.torch_dtype
 
 
 def dataset(job: Job, dtype: torch.dtype | None = None):
     """``(model, (X, y, c) train, (X, y, c) test)`` of a job (CPU tensors, in the job's precision
     unless ``dtype`` is given)."""
-    spec = DataSpec.of(job)
+    spec = job.data
     dtype = dtype if dtype is not None else spec.torch_dtype
     model = spec.model()
     train = model.pool(job.n, run=job.run, device="cpu", dtype=dtype)
@@ -119,7 +119,7 @@ def _robust(pred, y, clusters=None, K: int | None = None) -> dict[str, Any]:
 def _per_cluster(job: Job, clusters) -> dict[str, Any]:
     """``_robust``'s cluster arguments for the cells that record the per-cluster test MSE: those
     of page 09's rare-regime sweep (their key names the Zipf exponent)."""
-    return {"clusters": clusters, "K": job.K} if DataSpec.of(job).zipf is not None else {}
+    return {"clusters": clusters, "K": job.K} if job.data.zipf is not None else {}
 
 
 def mse(pred, y) -> float:
@@ -142,9 +142,9 @@ def compute_bayes(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
 
 
 def compute_laplace(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    k = KernelSpec.of(job)
+    k = job.spec
     _, (X, y, c), (Xte, yte, _) = dataset(job)
-    est = LaplaceKernelRegressor(bandwidth=k.bandwidth, **k.solver.kwargs(job.run))
+    est = LaplaceKernelRegressor(bandwidth=k.bandwidth, **k.solver.kwargs(job.run, job.data.dtype))
     est.fit(X, y, groups=c if k.bandwidth == "cluster-median" else None)
     return _robust(est.predict(Xte), yte) | {"bandwidth": float(est.bandwidth_), "solver": str(est.solver_), "solve": _solve_summary(est.solve_info_)}
 
@@ -179,9 +179,9 @@ def _local_solves(estimators) -> list[dict[str, Any] | list[dict[str, Any]] | No
 
 
 def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    k = KernelSpec.of(job)
+    k = job.spec
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
-    est = RFMRegressor(iterations=3, bandwidth=k.bandwidth, agop_samples=k.agop_samples, **k.solver.kwargs(job.run))
+    est = RFMRegressor(iterations=3, bandwidth=k.bandwidth, agop_samples=k.agop_samples, **k.solver.kwargs(job.run, job.data.dtype))
     est.fit(X, y, groups=c if k.bandwidth == "cluster-median" else None)
     its = _by_iteration(lambda iteration: est.predict(Xte, iteration=iteration), yte)
     best = int(np.argmin(its["test_mse_by_iteration"]))
@@ -190,12 +190,13 @@ def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
 
 
 def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    k = KernelSpec.of(job)
+    k = job.spec
+    solver = k.solver.kwargs(job.run, job.data.dtype)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
     if job.method == "oracle-laplace":
-        base = LaplaceKernelRegressor(bandwidth="median", **k.solver.kwargs(job.run))
+        base = LaplaceKernelRegressor(bandwidth="median", **solver)
     else:
-        base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=k.agop_samples, **k.solver.kwargs(job.run))
+        base = RFMRegressor(iterations=3, bandwidth="median", agop_samples=k.agop_samples, **solver)
     largest = int(torch.bincount(torch.as_tensor(c)).max())
     if largest >= k.solver.exact_max_n and k.solver.eigenpro_revision is None:
         raise RuntimeError(f"{job.label()}: a cluster of {largest} examples is solved by EigenPro, but the job's key does not name "
@@ -210,7 +211,19 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
 
 # ------------------------------------------------------------------------------------- MLPs
 def _model_path(cache: ResultCache | None, job: Job) -> Path | None:
+    """Where a job's trained network is written (beside the cache)."""
     return None if cache is None else cache.root / "models" / f"{job.key()}.pt"
+
+
+def _saved_network(cache: ResultCache, job: Job) -> tuple[Path, str] | None:
+    """The file holding a job's trained network and the key it must carry: under the current
+    key, else under the key spelled before the specs were typed (:mod:`.legacy`)."""
+    path = _model_path(cache, job)
+    if path.exists():
+        return path, job.key()
+    old = job_key(legacy_config(job))
+    path = cache.root / "models" / f"{old}.pt"
+    return (path, old) if path.exists() else None
 
 
 def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
@@ -219,7 +232,7 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     The file carries its job's key; an unreadable file, one of another job or one whose tensors
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
-    net = NetworkSpec.of(job)
+    net = job.spec
     return _load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device), "network")
 
 
@@ -227,14 +240,15 @@ def _load_network(job: Job, cache: ResultCache, net, what: str):
     """``net`` (a fresh module of the job's architecture) holding the job's saved tensors, or
     ``FileNotFoundError`` after moving a damaged file aside: the loader of :func:`load_mlp` and
     :func:`load_moe`."""
-    path = _model_path(cache, job)
-    if path is None or not path.exists():
+    found = _saved_network(cache, job)
+    if found is None:
         raise FileNotFoundError(f"no trained {what} for {job.label()} in {cache.root}")
+    path, expected = found
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
         key = state.pop("key", None) if isinstance(state, dict) else None
-        if key is not None and key != job.key():
-            raise ValueError(f"it holds the {what} of job {key}, not {job.key()}")
+        if key is not None and key != expected:
+            raise ValueError(f"it holds the {what} of job {key}, not {expected}")
         if not isinstance(state, dict) or set(state) != set(net.param_names):
             raise ValueError(f"not a saved {what}")
         net = net.to(state["W"].dtype)
@@ -262,7 +276,7 @@ def _stack_inputs(jobs: list[Job], cache: ResultCache | None):
     beside the cache (``None`` without a cache), so that an interrupted run resumes the stack."""
     n_max = max(j.n for j in jobs)
     # one pool of n_max examples per (K, run): the cells of smaller n train on its prefixes
-    sets = {(j.K, j.run): dataset(Job.make(j.method, j.K, n_max, j.run, j.profile, **j.param_dict)) for j in jobs}
+    sets = {(j.K, j.run): dataset(j.on(n=n_max)) for j in jobs}
     models = [sets[(j.K, j.run)][0] for j in jobs]
     pools = [sets[(j.K, j.run)][1] for j in jobs]
     tests = [sets[(j.K, j.run)][2] for j in jobs]
@@ -302,7 +316,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     Model i is initialized with seed 1000 + r (the paper's model seed for run r), trained on the
     first n_i examples of its run's training pool, and evaluated on its run's test set.
     """
-    net = NetworkSpec.of(jobs[0])
+    net = jobs[0].spec
     dev = get_device()
     models, tests, data, ckpt = _stack_inputs(jobs, cache)
     config = net.train_config()
@@ -315,7 +329,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
         _save_network(cache, job, mlp)
         out.append(_robust(pred, yte, **_per_cluster(job, cte)) | _training_metrics(result, i, config, len(jobs))
-                   | _specialization(mlp, models[i], by_cluster=DataSpec.of(job).zipf is not None))
+                   | _specialization(mlp, models[i], by_cluster=job.data.zipf is not None))
     if ckpt is not None and ckpt.exists():
         ckpt.unlink()  # the results and networks are stored; the checkpoint has done its job
     return out
@@ -325,7 +339,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
 def _moe_of(job: Job, device=None) -> MoE:
     """A fresh (untrained) mixture of a ``moe-*`` job's architecture: E = ``n_experts`` experts
     of width ``width``, initialized from the run's model seed 1000 + r, as the MLP cells."""
-    moe = MixtureSpec.of(job)
+    moe = job.spec
     return MoE(MIXED_LINK_D, moe.network.width, moe.network.activation, moe.n_experts, seed=model_seed(job.run), aux_weight=moe.aux_weight,
                router_scale=moe.router_scale, device=device)
 
@@ -370,7 +384,7 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
     """
     from sklearn.metrics import adjusted_rand_score
 
-    moe_spec = MixtureSpec.of(jobs[0])
+    moe_spec = jobs[0].spec
     net = moe_spec.network
     dev = get_device()
     _, tests, data, ckpt = _stack_inputs(jobs, cache)
@@ -444,9 +458,14 @@ def stop_reason(curve: torch.Tensor, stop_step: int, config: TrainConfig) -> str
 SWAPS = {"gated-laplace-iso": ("learned", "isotropic"), "oracle-laplace-gc": ("true", "learned")}
 
 
+def source_job(job: Job) -> Job:
+    """The MLP cell whose network a gated cell routes with: its source ReLU network on its data."""
+    return Job("mlp-relu", job.data, job.spec.source, job.profile)
+
+
 def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
-    gated = GatedSpec.of(job)
-    src = gated.source_job(job)
+    gated = job.spec
+    src = source_job(job)
     if cache is None:
         cache = ResultCache(tempfile.mkdtemp(prefix="monosem-"))
     try:
@@ -463,7 +482,7 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     # page 09's swaps: the same pipeline with true-cluster routing or without the learned metric
     routing, features = SWAPS.get(job.method, ("learned", "learned"))
     est = MLPGatedRegressor(mlp, local=local, n_gates=job.K, n_init=gated.n_init, max_iter=gated.max_iter,
-                            local_params=gated.local.solver.kwargs(job.run) | ({"agop_samples": gated.local.agop_samples} if local == "rfm" else {}),
+                            local_params=gated.local.solver.kwargs(job.run, job.data.dtype) | ({"agop_samples": gated.local.agop_samples} if local == "rfm" else {}),
                             random_state=job.run, routing=routing, features=features).fit(X, y, clusters=c)
     # route the test points once (by their true clusters under true routing)
     gates = est.assign(Xte) if routing == "learned" else cte.numpy()
@@ -502,7 +521,7 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     if not jobs:
         return []
     if jobs[0].method.startswith(("mlp-", "moe-")):
-        if any(j.method != jobs[0].method or j.params != jobs[0].params for j in jobs):
+        if any(j.method != jobs[0].method or j.spec != jobs[0].spec for j in jobs):
             raise ValueError("a batch of MLP or mixture-of-experts cells must share the method and every setting")
         out = (_train_mlps if jobs[0].method.startswith("mlp-") else _train_moes)(jobs, cache)
     else:
@@ -523,7 +542,7 @@ def plan(jobs: list[Job]) -> list[list[Job]]:
     others = []
     for job in jobs:
         if job.method.startswith(("mlp-", "moe-")):
-            groups[(job.method, job.profile, job.params)].append(job)
+            groups[(job.method, job.profile, job.spec)].append(job)
         else:
             others.append(job)
     batches = []

@@ -21,7 +21,6 @@ from ..profiles import Profile, get_profile
 from ._tables import fmt, frame
 from .cache import Job, ResultCache
 from .methods import specialization_metrics
-from .cells import DataSpec
 
 __all__ = ["bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
@@ -31,7 +30,7 @@ _LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM"
 
 
 def _gamma(job: Job) -> float:
-    return DataSpec.of(job).gamma
+    return job.data.gamma
 
 
 def bayes_risks(profile: str | Profile) -> dict[float, tuple[float, float]]:

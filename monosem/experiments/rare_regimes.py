@@ -18,7 +18,6 @@ from matplotlib.ticker import NullFormatter
 from ..data import mixed_link_model
 from ._tables import fmt, frame
 from .cache import Job
-from .cells import DataSpec
 
 __all__ = ["RARE_CLUSTERS", "zipf_rows", "zipf_frame", "zipf_findings", "plot_zipf"]
 
@@ -36,8 +35,8 @@ def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
     population risk under the law (sum_c pi_c MSE_c), and the networks' active neurons per
     best-aligned cluster c_j (all of them, and the specialized ones, A_j >= 0.71)."""
     rows = []
-    for s in sorted({DataSpec.of(j).zipf for j in records}):
-        mine = {j.method: (j, rec["metrics"]) for j, rec in records.items() if DataSpec.of(j).zipf == s}
+    for s in sorted({j.data.zipf for j in records}):
+        mine = {j.method: (j, rec["metrics"]) for j, rec in records.items() if j.data.zipf == s}
         job = next(iter(mine.values()))[0]
         model = mixed_link_model(job.K, run=job.run, zipf=s)
         pi = (model.weights if model.weights is not None else torch.full((job.K,), 1.0 / job.K, dtype=torch.float64))

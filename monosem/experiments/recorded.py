@@ -32,7 +32,8 @@ import pandas as pd
 import torch
 
 from ..atomic import atomic_write_json
-from .cache import Job, ResultCache, _versions, config_without_version
+from .cache import Job, ResultCache, _versions, config_without_version, job_key
+from .legacy import legacy_config
 from .cells import width_of
 
 __all__ = [
@@ -160,6 +161,7 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
     cell already recorded with the same result is left alone). Returns ``(recorded, missing)``:
     how many of ``jobs`` are now recorded and how many have no cached result yet."""
     base = Path(root) if root is not None else recorded_cells_dir(profile)
+    found = _index(base)
     machine = None
     recorded = missing = 0
     for job in dict.fromkeys(jobs):
@@ -167,28 +169,22 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             missing += 1
             continue
         record = cache.load(job)
-        target = base / job.method / f"{job.key()}.json"
-        if target.exists():
-            with open(target, encoding="utf-8") as fh:
-                old = json.load(fh)
-            if old.get("metrics") == record["metrics"] and old.get("config") == record["config"]:
-                recorded += 1
-                continue
+        old = _match(found, job)
+        if old is not None and old.get("metrics") == record["metrics"]:
+            recorded += 1  # recorded already (under its current or its earlier key)
+            continue
         if machine is None:
             machine = machine_description()
-        atomic_write_json(target, _plain(record | {"profile": profile, "machine": machine}))
+        atomic_write_json(base / job.method / f"{job_key(record['config'])}.json", _plain(record | {"profile": profile, "machine": machine}))
         recorded += 1
     return recorded, missing
 
 
-def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = None) -> dict[Job, dict[str, Any]]:
-    """``{job: record}`` for the jobs among ``jobs`` that the recorded cells of ``profile`` hold
-    (matched on the configuration without the cache version; the others are left out)."""
-    base = Path(root) if root is not None else recorded_cells_dir(profile)
-    if not base.exists():
-        return {}
+def _index(base: Path) -> dict[str, dict[str, Any]]:
+    """The recorded cells under ``base`` by their configuration without the cache version (an
+    unreadable file is left out, with a warning naming it)."""
     index: dict[str, dict[str, Any]] = {}
-    for path in sorted(base.glob("*/*.json")):
+    for path in sorted(base.glob("*/*.json")) if base.exists() else ():
         try:
             with open(path, encoding="utf-8") as fh:
                 record = json.load(fh)
@@ -196,10 +192,24 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
         except (OSError, ValueError, KeyError) as err:
             import warnings
 
-            warnings.warn(f"recorded cell {path} is unreadable ({err}); it is left out", stacklevel=2)
+            warnings.warn(f"recorded cell {path} is unreadable ({err}); it is left out", stacklevel=3)
+    return index
+
+
+def _match(index: dict[str, dict[str, Any]], job: Job) -> dict[str, Any] | None:
+    """``job``'s record in ``index``: keyed by its typed specs, or by the key spelled before they
+    were typed (:mod:`.legacy`)."""
+    record = index.get(config_without_version(job.config()))
+    return record if record is not None else index.get(config_without_version(legacy_config(job)))
+
+
+def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = None) -> dict[Job, dict[str, Any]]:
+    """``{job: record}`` for the jobs among ``jobs`` that the recorded cells of ``profile`` hold
+    (matched on the configuration without the cache version; the others are left out)."""
+    index = _index(Path(root) if root is not None else recorded_cells_dir(profile))
     out = {}
     for job in dict.fromkeys(jobs):
-        record = index.get(config_without_version(job.config()))
+        record = _match(index, job)
         if record is not None:
             out[job] = record
     return out

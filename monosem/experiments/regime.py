@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .verdicts import scored
-from .cells import NetworkSpec, width_of
+from .cells import width_of
 
 __all__ = ["RegimeCell", "regime_cells", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
@@ -71,7 +71,7 @@ def regime_cells(records: dict) -> list[RegimeCell]:
         m, t = rec["metrics"], float(rec.get("timing", {}).get("seconds", float("nan")))
         slot = raw[(job.K, job.n)]
         if job.method in MLP_METHODS:
-            net = NetworkSpec.of(job)
+            net = job.spec
             slot[(job.method, net.width)].append((m, t, net))
         elif job.method == "rfm":
             slot["rfm"].append((m["test_mse"], t, None))

@@ -1,7 +1,7 @@
 """What an experiment module adds to the sweeps: methods, declared where they are defined.
 
-A method is the settings its cells' keys hold (``params(P, sizes)``, read from a profile) and how
-one cell is computed (``compute(job, cache)``). The methods of Figures 2, 4 and 6 are built in
+A method is the settings its cells' keys hold (``params(P, sizes)``, read from a profile: a frozen
+dataclass, the cell's ``spec``) and how one cell is computed (``compute(job, cache)``). The methods of Figures 2, 4 and 6 are built in
 (:mod:`.sweeps`, :mod:`.methods`); a new experiment registers its own with
 :func:`register_method` and its figure with :func:`.sweeps.register_figure`, in one new module
 of :mod:`monosem.experiments`, and :func:`discover` finds it: nothing else is edited.
@@ -23,7 +23,7 @@ class Method:
     """A registered method: its name, the settings of its key and its computation."""
 
     name: str
-    params: Callable[[Any, Any], dict[str, Any]]  # (Profile, SampleEfficiencySizes) -> key settings
+    params: Callable[[Any, Any], Any]  # (Profile, SampleEfficiencySizes) -> the cells' spec (a frozen dataclass)
     compute: Callable[[Any, Any], dict[str, Any]]  # (Job, ResultCache | None) -> metrics
 
 
@@ -33,8 +33,8 @@ METHODS: dict[str, Method] = {}
 
 def register_method(name: str, *, params: Callable, compute: Callable) -> Method:
     """Declare a method ``name``: ``params(P, sizes)`` gives every setting its result depends on
-    (the cache key; the data's K, n, run and n_test are added by the sweep), ``compute(job,
-    cache)`` its metrics (a JSON-ready dict with ``test_mse``). Registering a name twice with
+    beyond the data, as a frozen dataclass (the job's ``spec``, part of the cache key; the data's
+    K, n, run and n_test are the sweep's), ``compute(job, cache)`` its metrics (a JSON-ready dict with ``test_mse``). Registering a name twice with
     other functions is an error (a module imported twice registers the same functions)."""
     if not isinstance(name, str) or not name or " " in name:
         raise ValueError(f"a method name is a non-empty word, got {name!r}")

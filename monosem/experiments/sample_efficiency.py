@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from .verdicts import Claim, Comparison, best_of, combine, compare, per_run
-from .cells import NetworkSpec
 
 __all__ = ["MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "eigenpro_solves", "eigenpro_solves_frame"]
@@ -122,7 +121,7 @@ def stopping_summary(records: dict) -> list[dict[str, Any]]:
     for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n, kv[0].run)):
         if not job.method.startswith("mlp-"):
             continue
-        m, net = rec["metrics"], NetworkSpec.of(job)
+        m, net = rec["metrics"], job.spec
         rows.append({"method": job.method, "K": job.K, "n": job.n, "run": job.run, "width": net.width,
                      "train_mse": m["train_mse"], "test_mse": m["test_mse"], "stop_step": m["stop_step"],
                      "max_steps": net.max_steps, "target": net.target_mse, "reason": m.get("stop_reason", "?")})

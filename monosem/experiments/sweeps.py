@@ -7,8 +7,8 @@ entry), so a trained MLP is shared between the figures.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -18,9 +18,10 @@ from ..models import ACTIVATIONS, AUX_WEIGHT, ROUTER_SCALE, matched_dense_width,
 from ..profiles import MoESizes, Profile, SampleEfficiencySizes, get_profile
 from ..train import A2_FINAL_LR_RATIO, A2_MIN_REL_IMPROVEMENT, A2_TARGET_MSE, LR_A2
 from .cache import Job
+from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec, SolverSpec
 from .registry import METHODS, discover
 
-__all__ = ["FIGURES", "Figure", "register_figure", "sweep", "method_params", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
+__all__ = ["FIGURES", "Figure", "register_figure", "sweep", "method_spec", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
            "MIXED_LINK_D", "MOE_MATCHES", "moe_expert_width", "moe_dense_widths"]
 
 #: Appendix A.2: "Exact kernel solves ... include a ridge parameter of 10^-6".
@@ -74,9 +75,6 @@ FIGURES: dict[str, Figure] = {
                      "oracle-rfm"), "swaps"),
 }
 
-#: the paper's separation knob of the mixed-link model (eq. 3); a cell's key names gamma only
-#: when it differs, so the paper's cells are shared with Figures 2 and 4
-PAPER_GAMMA = 4.0
 
 
 #: the mixed-link model's input dimension d (Section 3.2: 10 routing + 10 predictive coordinates)
@@ -153,20 +151,20 @@ def _grid(fig: Figure, P: Profile):
     return sizes
 
 
-def method_params(method: str, P: Profile, network: tuple[int, int] | None = None,
-                  sizes: SampleEfficiencySizes | None = None, n_experts: int | None = None) -> dict:
-    """Every setting a method's result depends on, at profile ``P`` (the cache key): the full
-    training protocol of an MLP cell, the solver settings of a kernel cell, the source network of a
-    gated cell, and the working precision. ``network``: the (width, batch) of an MLP cell
-    (default: the profile's); ``sizes``: the grid whose training protocol and solver settings
-    apply (default ``P.sample_efficiency``, which Figure 4 shares). A mixture-of-experts cell
-    (``moe-<activation>``, page 09) needs ``n_experts``; its ``network`` is (expert width, batch),
-    by default (:func:`moe_expert_width` of K = ``n_experts``, the profile's batch).
+def method_spec(method: str, P: Profile, network: tuple[int, int] | None = None,
+                sizes: SampleEfficiencySizes | None = None, n_experts: int | None = None) -> Any:
+    """Every setting of a method beyond its data, at profile ``P``, as the typed spec of
+    :mod:`.cells` (part of the cache key): the full training protocol of an MLP cell, the solver
+    settings of a kernel cell, the source network of a gated cell; ``None`` for the Bayes
+    predictor. ``network``: the (width, batch) of an MLP cell (default: the profile's);
+    ``sizes``: the grid whose training protocol and solver settings apply (default
+    ``P.sample_efficiency``, which Figure 4 shares). A mixture-of-experts cell (``moe-<activation>``,
+    page 09) needs ``n_experts``; its ``network`` is (expert width, batch), by default
+    (:func:`moe_expert_width` of K = ``n_experts``, the profile's batch).
 
-    The compute functions of :mod:`.methods` read their configuration from these parameters only.
+    The compute functions of :mod:`.methods` read their configuration from these specs only.
     """
     se = sizes if sizes is not None else P.sample_efficiency
-    common = {"n_test": se.n_test, "dtype": str(default_dtype()).removeprefix("torch.")}
     if method.startswith("moe-"):
         act = method[4:]
         if act not in ACTIVATIONS:
@@ -174,54 +172,39 @@ def method_params(method: str, P: Profile, network: tuple[int, int] | None = Non
         if n_experts is None:
             raise ValueError(f"n_experts must be given for method={method!r} (page 09: E = K, one expert per cluster)")
         width, batch = network if network is not None else (moe_expert_width(n_experts, P), se.batch)
-        # the A.2 protocol of an MLP cell of the experts' activation (its learning rate too:
-        # the router trains at the experts' rate), plus the mixture's own settings: E, the
-        # Switch Transformer's load-balancing weight and the router's initial scale
-        # (not the step revision: a mixture trains through autograd and does not read it)
-        mlp = {k: v for k, v in method_params(f"mlp-{act}", P, (width, batch), se).items() if k != "step"}
-        return mlp | {"n_experts": int(n_experts), "aux_weight": AUX_WEIGHT, "router_scale": ROUTER_SCALE}
+        # the A.2 protocol of an MLP cell of the experts' activation (its learning rate too: the
+        # router trains at the experts' rate), plus the mixture's own settings: E, the Switch
+        # Transformer's load-balancing weight and the router's initial scale
+        net = dataclasses.replace(_network_spec(act, width, batch, se, P), step_revision=1)
+        return MixtureSpec(net, int(n_experts), AUX_WEIGHT, ROUTER_SCALE)
     if method.startswith("mlp-"):
         act = method[4:]
         if act not in ACTIVATIONS:
             raise ValueError(f"method={method!r} is not known; the MLPs are {[f'mlp-{a}' for a in ACTIVATIONS]}")
         width, batch = network if network is not None else (se.width, se.batch)
-        return common | {
-            "activation": act, "width": width, "batch": batch, "lr": LR_A2[act], "lr_final": LR_A2[act] * A2_FINAL_LR_RATIO,
-            "min_steps": se.min_steps, "max_steps": se.max_steps, "eval_every": se.eval_every,
-            "patience_evals": se.patience_evals, "target_mse": A2_TARGET_MSE,
-            "rel_improvement": A2_MIN_REL_IMPROVEMENT,
-        } | _step_entry(P)
-    kernel = {"ridge": KERNEL_RIDGE, "exact_max_n": se.exact_max_n, "target_mse": TARGET_TRAIN_MSE,
-              "solver_max_iter": SOLVER_MAX_ITER}
-    if method == "laplace":
-        return common | kernel | {"bandwidth": "cluster-median"}
-    if method == "rfm":
-        return common | kernel | {"bandwidth": "cluster-median", "agop_samples": se.agop_samples}
-    if method == "oracle-laplace":
-        return common | kernel | {"bandwidth": "median"}
-    if method == "oracle-rfm":
-        return common | kernel | {"bandwidth": "median", "agop_samples": se.agop_samples}
-    if method in ("gated-laplace", "gated-rfm", "gated-laplace-iso", "oracle-laplace-gc"):
-        extra = {"agop_samples": se.agop_samples} if method == "gated-rfm" else {}
-        return common | kernel | extra | {"bandwidth": "median", "n_init": 8, "max_iter": 30,
-                                          "source": method_params("mlp-relu", P, sizes=se)}
+        return _network_spec(act, width, batch, se, P)
+    solver = SolverSpec(KERNEL_RIDGE, se.exact_max_n, TARGET_TRAIN_MSE, SOLVER_MAX_ITER)
+    if method in ("laplace", "rfm", "oracle-laplace", "oracle-rfm"):
+        bandwidth = "median" if method.startswith("oracle-") else "cluster-median"
+        return KernelSpec(bandwidth, solver, se.agop_samples if method.endswith("rfm") else None)
+    if method in GATED_METHODS:
+        local = KernelSpec("median", solver, se.agop_samples if method == "gated-rfm" else None)
+        return GatedSpec(local, 8, 30, _network_spec("relu", se.width, se.batch, se, P))
     if method == "bayes":
-        return common
+        return None
     if method in METHODS:
-        return common | METHODS[method].params(P, se)
+        return METHODS[method].params(P, se)
     raise ValueError(f"method={method!r} is not known")
 
 
-def _step_entry(P: Profile) -> dict:
-    """An MLP cell's training-step revision (``TrainConfig.step_revision``) as its key names it:
-    ``{"step": r}``, or nothing for revision 1, with which every cell keyed before revisions
-    existed was computed (so those keys, and the recorded cells behind them, still match)."""
-    return {} if P.step_revision == 1 else {"step": int(P.step_revision)}
+#: the Section 3.3 pipeline and page 09's swaps of it: cells that route with a trained ReLU network
+GATED_METHODS = ("gated-laplace", "gated-rfm", "gated-laplace-iso", "oracle-laplace-gc")
 
 
-def step_revision_of(params: dict) -> int:
-    """The training-step revision an MLP cell's key names (the reverse of :func:`_step_entry`)."""
-    return int(params.get("step", 1))
+def _network_spec(act: str, width: int, batch: int, se: SampleEfficiencySizes, P: Profile) -> NetworkSpec:
+    """The A.2 protocol of a network of activation ``act`` at (width, batch) on the grid ``se``."""
+    return NetworkSpec(act, int(width), int(batch), LR_A2[act], LR_A2[act] * A2_FINAL_LR_RATIO, se.min_steps, se.max_steps,
+                       se.eval_every, se.patience_evals, A2_TARGET_MSE, A2_MIN_REL_IMPROVEMENT, int(P.step_revision))
 
 
 def sweep(
@@ -246,20 +229,23 @@ def sweep(
     if isinstance(sizes, MoESizes):
         return _moe_jobs(P, sizes, grid_K, meths, all_runs, grid_n)
     networks = sizes.network_sizes() if isinstance(sizes, SampleEfficiencySizes) else (None,)
-    params = {
-        (method, net): method_params(method, P, net) | {"n_test": sizes.n_test}
-        for method in meths
-        for net in (networks if method.startswith("mlp-") else (None,))
-    }
+    specs = {(method, net): method_spec(method, P, net)
+             for method in meths for net in (networks if method.startswith("mlp-") else (None,))}
     return [
-        Job.make(method, K, n, r, P.name, **_with_solver(_with_data(p, variant), method, K, n))
+        Job(method, data, _with_solver(spec, method, data), P.name)
         for variant in _data_variants(sizes)
         for K in grid_K
         for n in grid_n
         for r in all_runs
-        for (method, _), p in params.items()
+        for data in (_data(K, n, r, sizes.n_test, variant),)
+        for (method, _), spec in specs.items()
         if _declared(sizes, method, n)
     ]
+
+
+def _data(K: int, n: int, run: int, n_test: int, variant: dict | None = None) -> DataSpec:
+    """A cell's data at the working precision (:func:`~monosem.device.default_dtype`)."""
+    return DataSpec(int(K), int(n), int(run), int(n_test), dtype=str(default_dtype()).removeprefix("torch."), **(variant or {}))
 
 
 def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tuple, ns: tuple) -> list[Job]:
@@ -273,17 +259,16 @@ def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tupl
     jobs: list[Job] = []
     for K in Ks:
         m = moe_expert_width(K, P)
-        params = {}
+        specs = {}
         for method in methods:
             if method.startswith("moe-"):
-                params[(method, m)] = method_params(method, P, (m, se.batch), n_experts=K)
+                specs[(method, m)] = method_spec(method, P, (m, se.batch), n_experts=K)
             else:
                 widths = moe_dense_widths(K, P, m, activation="relu")
                 for (act, _), w in widths.items():
                     if f"mlp-{act}" == method:
-                        params[(method, w)] = method_params(method, P, (w, se.batch))
-        jobs += [Job.make(method, K, n, r, P.name, **(p | {"n_test": sizes.n_test}))
-                 for n in ns for r in runs for (method, _), p in params.items()]
+                        specs[(method, w)] = method_spec(method, P, (w, se.batch))
+        jobs += [Job(method, _data(K, n, r, sizes.n_test), spec, P.name) for n in ns for r in runs for (method, _), spec in specs.items()]
     return list(dict.fromkeys(jobs))
 
 
@@ -294,12 +279,11 @@ def _declared(sizes, method: str, n: int) -> bool:
 
 
 def _data_variants(sizes) -> list[dict]:
-    """The data-model settings a grid sweeps besides K and n, as the key entries they add: the
-    overlap grid's gamma (named only when it is not the paper's 4, so the paper's cells are
-    shared with Figures 2 and 4), the rare-regime grid's Zipf exponent (always named, 0 too: those
-    cells also record the per-cluster test MSE, which the Figure 2 cells do not)."""
+    """The data-model settings a grid sweeps besides K and n (:class:`~.cells.DataSpec` fields):
+    the overlap grid's separation gamma, the rare-regime grid's Zipf exponent (0 too: those cells
+    also record the per-cluster test MSE, which the Figure 2 cells do not)."""
     if hasattr(sizes, "gammas"):
-        return [{} if float(g) == PAPER_GAMMA else {"gamma": float(g)} for g in sizes.gammas]
+        return [{"gamma": float(g)} for g in sizes.gammas]
     if hasattr(sizes, "exponents"):
         return [{"zipf": float(e)} for e in sizes.exponents]
     return [{}]
@@ -313,36 +297,28 @@ def _data_variants(sizes) -> list[dict]:
 EIGENPRO_REVISION = 2
 
 
-def may_run_eigenpro(method: str, K: int, n: int, params: dict) -> bool:
-    """Whether a kernel cell's computation may solve a system of ``exact_max_n`` or more
+def may_run_eigenpro(method: str, data: DataSpec, solver: SolverSpec) -> bool:
+    """Whether a kernel cell's computation may solve a system of ``solver.exact_max_n`` or more
     examples (the regressors' rule: EigenPro from there on). A global method solves one of ``n``;
     a per-cluster oracle one per cluster, at most 1.5 n / K on the balanced mixtures (cluster
     sizes are binomial: at n / K >= 400 they never come near 1.5 n / K) and up to ``n`` under Zipf
     weights; a gated predictor one per learned gate, which may merge clusters (bounded by
     ``n``). :func:`monosem.experiments.methods.compute_oracle` checks the bound on the data."""
-    if "exact_max_n" not in params:
-        return False
-    limit = int(params["exact_max_n"])
+    n, K = data.n, data.K
     if method.startswith("oracle-laplace-gc") or not method.startswith("oracle-"):
         largest = n
     else:
-        largest = n if "zipf" in params else math.ceil(1.5 * n / K)
-    return largest >= limit
+        largest = n if data.zipf is not None else math.ceil(1.5 * n / K)
+    return largest >= solver.exact_max_n
 
 
-def _with_solver(params: dict, method: str, K: int, n: int) -> dict:
-    """A kernel cell's parameters with the EigenPro revision when it may run EigenPro."""
-    return params | {"eigenpro": EIGENPRO_REVISION} if may_run_eigenpro(method, K, n, params) else params
-
-
-def _with_data(params: dict, variant: dict) -> dict:
-    """A cell's parameters on the data model ``variant`` (a gated cell's source network too)."""
-    if not variant:
-        return params
-    out = params | variant
-    if "source" in out:
-        out["source"] = dict(out["source"]) | variant
-    return out
+def _with_solver(spec: Any, method: str, data: DataSpec) -> Any:
+    """A kernel or gated cell's spec naming the EigenPro revision when it may run EigenPro."""
+    if isinstance(spec, KernelSpec) and may_run_eigenpro(method, data, spec.solver):
+        return dataclasses.replace(spec, solver=dataclasses.replace(spec.solver, eigenpro_revision=EIGENPRO_REVISION))
+    if isinstance(spec, GatedSpec):
+        return dataclasses.replace(spec, local=_with_solver(spec.local, method, data))
+    return spec
 
 
 def _restrict(requested: Sequence | None, grid: Sequence, message) -> tuple:

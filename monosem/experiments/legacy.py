@@ -1,0 +1,87 @@
+"""The keys of cells computed before the specs were typed (cache versions 1 and 2), used only to
+find their results: the recorded long run, and caches written by earlier versions.
+
+Those keys held a flat dictionary of settings in which some names differ from the specs'
+(``lr_final``, ``rel_improvement``, ``solver_max_iter``, ``eigenpro``), a setting at its default
+could be absent (the training-step revision 1, the paper's separation gamma = 4, a balanced
+mixture's Zipf exponent, a solve that never runs EigenPro), and a gated cell's source network
+carried its own data settings. :func:`legacy_config` spells a typed job that way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
+
+__all__ = ["LEGACY_CACHE_VERSION", "legacy_config"]
+
+#: the cache version of the last flat keys
+LEGACY_CACHE_VERSION = 2
+
+
+def _data(data: DataSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"n_test": data.n_test, "dtype": data.dtype}
+    if data.gamma != PAPER_GAMMA:
+        out["gamma"] = data.gamma
+    if data.zipf is not None:
+        out["zipf"] = data.zipf
+    return out
+
+
+def _network(net: NetworkSpec, *, with_step: bool = True) -> dict[str, Any]:
+    out = {"activation": net.activation, "width": net.width, "batch": net.batch, "lr": net.lr, "lr_final": net.final_lr,
+           "min_steps": net.min_steps, "max_steps": net.max_steps, "eval_every": net.eval_every, "patience_evals": net.patience_evals,
+           "target_mse": net.target_mse, "rel_improvement": net.min_rel_improvement}
+    return out | ({"step": net.step_revision} if with_step and net.step_revision != 1 else {})
+
+
+def _kernel(k: KernelSpec) -> dict[str, Any]:
+    s = k.solver
+    out = {"ridge": s.ridge, "exact_max_n": s.exact_max_n, "target_mse": s.target_mse, "solver_max_iter": s.max_iter,
+           "bandwidth": k.bandwidth}
+    if k.agop_samples is not None:
+        out["agop_samples"] = k.agop_samples
+    if s.eigenpro_revision is not None:
+        out["eigenpro"] = s.eigenpro_revision
+    return out
+
+
+def _pairs(params: dict[str, Any]) -> list:
+    """A nested settings dictionary as those keys stored it: sorted ``[name, value]`` pairs."""
+    return [[k, _plain(params[k])] for k in sorted(params)]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _pairs(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def legacy_params(job) -> dict[str, Any]:
+    """The flat settings dictionary the key of ``job`` held before the specs were typed."""
+    data, spec = _data(job.data), job.spec
+    if spec is None:
+        return data
+    if isinstance(spec, NetworkSpec):
+        return data | _network(spec)
+    if isinstance(spec, MixtureSpec):
+        return data | _network(spec.network, with_step=False) | {"n_experts": spec.n_experts, "aux_weight": spec.aux_weight,
+                                                                 "router_scale": spec.router_scale}
+    if isinstance(spec, KernelSpec):
+        return data | _kernel(spec)
+    if isinstance(spec, GatedSpec):
+        return data | _kernel(spec.local) | {"n_init": spec.n_init, "max_iter": spec.max_iter,
+                                             "source": data | _network(spec.source)}
+    return data | dataclasses.asdict(spec)  # a registered method's settings, flat as it declared them
+
+
+def legacy_config(job) -> dict[str, Any] | None:
+    """The configuration a result of ``job`` holds when it was keyed before the specs were typed
+    (its key is :func:`~monosem.experiments.cache.job_key` of it)."""
+    params = legacy_params(job)
+    return {"cache_version": LEGACY_CACHE_VERSION, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
+            "params": {k: _plain(v) for k, v in params.items()}}
