@@ -95,12 +95,12 @@ def test_regime_summaries_on_recorded_cells():
     assert any("best MLP / best oracle" in line for line in lines)
     assert all(len(line) <= 80 for line in lines)  # fits the book's text column
     networks, kernels = regime_frames(cells)
-    assert networks.index.names == ["K", "n", "width"] and kernels.index.names == ["K", "n"]
+    assert networks.index.names == ["K", "n", "width", "network"] and kernels.index.names == ["K", "n"]
     assert len(kernels) == len(cells) and kernels.loc[(cells[0].K, cells[0].n), "Bayes risk (test MSE)"] == cells[0].kernels["bayes"]
     for c in cells:
         for (method, width), m in c.mlp.items():
             label = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}[method]
-            row = networks.loc[(c.K, c.n, width), label]
+            row = networks.loc[(c.K, c.n, width, label)]
             assert (row["test MSE"], row["training MSE"], row["stop reason"]) == (m["test_mse"], m["train_mse"], m["stop_reason"])
             assert row["stopped at (updates)"] == m["stop_step"] and row["runs"] == m["runs"]
     times = timings_frame(records)

@@ -121,7 +121,7 @@ _MLP_QUANTITIES = ("test MSE", "training MSE", "stop reason", "stopped at (updat
 def regime_frames(cells: list[RegimeCell]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The map as two tables (run means).
 
-    The networks, one row per (K, n, width): per activation the test MSE, the training MSE of the
+    The networks, one row per (K, n, width, activation): the test MSE, the training MSE of the
     kept checkpoint, why training stopped (target MSE, plateau rule or update cap) and after how
     many updates (the latest over runs), and the number of runs. The kernels and the Bayes risk,
     one row per (K, n): test MSE of global Laplace (RFM's iteration 0), global RFM (the best of
@@ -130,23 +130,16 @@ def regime_frames(cells: list[RegimeCell]) -> tuple[pd.DataFrame, pd.DataFrame]:
     nets = {}
     for c in cells:
         for w in widths:
-            if not any((m, w) in c.mlp for m in MLP_METHODS):
-                continue
-            row = {}
             for method, label in MLP_METHODS.items():
                 m = c.mlp.get((method, w))
-                row |= {(label, "test MSE"): m["test_mse"] if m else float("nan"),
-                        (label, "training MSE"): m["train_mse"] if m else float("nan"),
-                        (label, "stop reason"): m["stop_reason"] if m else None,
-                        (label, "stopped at (updates)"): m["stop_step"] if m else None,
-                        (label, "runs"): m["runs"] if m else 0}
-            nets[(c.K, c.n, w)] = row
-    columns = pd.MultiIndex.from_product([list(MLP_METHODS.values()), _MLP_QUANTITIES])
-    networks = pd.DataFrame.from_dict(nets, orient="index").reindex(columns=columns)
-    networks.index = pd.MultiIndex.from_tuples(list(nets), names=["K", "n", "width"])
-    for label in MLP_METHODS.values():
-        networks[(label, "stopped at (updates)")] = networks[(label, "stopped at (updates)")].astype("Int64")
-        networks[(label, "runs")] = networks[(label, "runs")].astype(int)
+                if m is not None:
+                    nets[(c.K, c.n, w, label)] = {"test MSE": m["test_mse"], "training MSE": m["train_mse"],
+                                                  "stop reason": m["stop_reason"], "stopped at (updates)": m["stop_step"],
+                                                  "runs": m["runs"]}
+    networks = pd.DataFrame.from_dict(nets, orient="index").reindex(columns=list(_MLP_QUANTITIES))
+    networks.index = pd.MultiIndex.from_tuples(list(nets), names=["K", "n", "width", "network"])
+    networks["stopped at (updates)"] = networks["stopped at (updates)"].astype("Int64")
+    networks["runs"] = networks["runs"].astype(int)
     kernels = pd.DataFrame([[c.kernels.get(key, float("nan")) for key in KERNEL_COLUMNS] for c in cells],
                            columns=list(KERNEL_COLUMNS.values()), dtype=float,
                            index=pd.MultiIndex.from_tuples([(c.K, c.n) for c in cells], names=["K", "n"]))

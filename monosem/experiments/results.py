@@ -12,7 +12,7 @@ import pandas as pd
 from .cache import Job
 from .verdicts import scored
 
-__all__ = ["Cell", "aggregate", "curve_table", "lookup", "verdict"]
+__all__ = ["Cell", "aggregate", "curve_table", "lookup", "verdict", "with_spread"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,19 @@ def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, 
         if frame[("", "runs")].max() <= 1:  # one run everywhere: no spread to show
             frame = frame.drop(columns=[c for c in frame.columns if c[1] == "std"])
     return frame
+
+
+def with_spread(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """A :func:`curve_table` for reading at page width: per method one column ``mean ± std`` (the
+    std left out where a cell has one run), ``digits`` significant digits, and the runs. The
+    numbers themselves stay in :func:`curve_table` (and its CSV export)."""
+    if frame.empty:
+        return frame
+    out = {}
+    for method in dict.fromkeys(m for m, _ in frame.columns if m):
+        mean = frame[(method, "mean")]
+        std = frame[(method, "std")] if (method, "std") in frame.columns else pd.Series(np.nan, index=frame.index)
+        out[method] = [("-" if np.isnan(m) else f"{m:.{digits}g}" + ("" if np.isnan(s) else f" ± {s:.{digits - 1}g}"))
+                       for m, s in zip(mean, std)]
+    out["runs"] = list(frame[("", "runs")])
+    return pd.DataFrame(out, index=frame.index)
