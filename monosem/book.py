@@ -19,7 +19,7 @@ import pandas as pd
 from .atomic import atomic_write_json
 from .experiments.verdicts import Claim
 
-__all__ = ["glue", "table_style", "verdict_box", "publish_claims", "load_claims"]
+__all__ = ["glue", "table_style", "verdict_box", "findings_box", "publish_claims", "load_claims"]
 
 
 def glue(name: str, value: Any) -> None:
@@ -48,6 +48,17 @@ def verdict_box(claims: Iterable[Claim]):
     for c in claims:
         rows.append(f"| {c.claim} | {c.scale} | **{c.verdict}** | {c.evidence} |")
     return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, ":::"]))
+
+
+def findings_box(findings: Iterable[tuple[str, str, str]]):
+    """A page's box of answers to questions beyond the paper, ``(question, scale, answer)`` each
+    (no claim of the paper to judge: the status page lists these pages apart), for
+    ``{glue:md} findings_box`` at the top of the page."""
+    from IPython.display import Markdown
+
+    rows = ["| the question | scale | what this build finds |", "|---|---|---|"]
+    rows += [f"| {q} | {scale} | {answer} |" for q, scale, answer in findings]
+    return Markdown("\n".join([":::{admonition} What this page finds (beyond the paper)", ":class: tip", "", *rows, ":::"]))
 
 
 def publish_claims(page: str, claims: Iterable[Claim]) -> list[Claim]:

@@ -22,6 +22,8 @@ def test_drift_at_smoke_counts_add_up():
     # the verdict follows the numbers
     made = dict(r) | {"spec_phase2": 10, "realigned": 7, "recruited": 3, "realigned_cosine": 0.8,
                       "continued_test": 0.1, "scratch_test": 0.2}
-    assert "mostly re-aligned" in drift.drift_findings([made]) and "phase 1 helps" in drift.drift_findings([made])
+    for text in (drift.drift_findings([made]), drift.drift_answer([made])):
+        assert "mostly re-aligned" in text and "phase 1 helps" in text
     made |= {"realigned": 2, "recruited": 8, "continued_test": 0.3}
-    assert "mostly recruited" in drift.drift_findings([made]) and "phase 1 hurts" in drift.drift_findings([made])
+    for text in (drift.drift_findings([made]), drift.drift_answer([made])):
+        assert "mostly recruited" in text and "phase 1 hurts" in text

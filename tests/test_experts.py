@@ -180,6 +180,8 @@ def test_findings_follow_the_numbers():
     flops = next(x for x in lines if "matched FLOPs" in x)
     assert "the MoE loses at every n" in flops
     assert "at matched parameters: the MoE wins 1, loses 1 of 2" in text and "at matched FLOPs: the MoE wins 0, loses 2 of 2" in text
+    assert experts.moe_answer(rows) == ("at matched parameters: the MoE wins 1, loses 1 of 2 (K, n) cells; "
+                                        "at matched FLOPs: the MoE wins 0, loses 2 of 2 (K, n) cells")
     # within the tie band a ratio is neither a win nor a loss (one run: no spread measured)
     tie = experts.moe_findings([_row(moe=0.099, relu_params=0.1, reglu_params=0.2, relu_flops=0.1, reglu_flops=0.2)])
     assert "a tie (within 5%)" in tie and "wins 0, loses 0 of 1" in tie and "ties at 1 of 1 n" in tie

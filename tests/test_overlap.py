@@ -51,6 +51,7 @@ def test_overlap_at_smoke_gives_table_findings_and_bayes_risk(tmp_path, monkeypa
     assert df["ReLU stop"].tolist() == [r["relu_stop"] for r in rows]
     findings = overlap.overlap_findings(rows)
     assert "best MLP / global RFM" in findings and "Bayes risk at the smallest gamma" in findings
+    assert overlap.overlap_answer(rows) in findings  # the page's one-line answer is the findings' conclusion
     # a missing cell is a missing number, not a string
     gap = overlap.overlap_frame([rows[0] | {"rfm": None, "gate_ari": None}])
     assert gap["global RFM test MSE"].isna().all() and gap["gate ARI"].dtype.kind == "f"

@@ -45,6 +45,9 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
     assert df["training points n_c"].dtype == "Int64" and df["ReLU MLP test MSE"].dtype.kind == "f"
     findings = rare_regimes.zipf_findings(rows)
     assert "rarest clusters" in findings and max(len(line) for line in findings.splitlines()) <= 80
+    # the page's one-line answer says what the findings say
+    answer = rare_regimes.zipf_answer(rows)
+    assert ("gains ground" in answer) == ("gains ground" in findings) and ("loses ground" in answer) == ("loses ground" in findings)
     # the CLI draws the figure from the same cells
     out = tmp_path / "zipf.png"
     assert main(["plot", "zipf", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0

@@ -36,9 +36,9 @@ def test_swaps_at_smoke_table_and_verdict(tmp_path, monkeypatch):
     assert "-> the" in findings and max(len(line) for line in findings.splitlines()) <= 80
     # the verdict follows the numbers: make the metric's gain the larger one, then the routing's
     row = dict(rows[0]) | {"gated-laplace-iso": 1.0, "gated-laplace": 0.1, "oracle-laplace": 1.0, "oracle-laplace-gc": 0.09}
-    assert "the features carry more" in rof.swap_findings([row])
+    assert "the features carry more" in rof.swap_findings([row]) and "the features carry more" in rof.swap_answer([row])
     row |= {"gated-laplace-iso": 0.2, "oracle-laplace-gc": 0.01}
-    assert "the routing carries more" in rof.swap_findings([row])
+    assert "the routing carries more" in rof.swap_findings([row]) and "the routing carries more" in rof.swap_answer([row])
     # the CLI draws the figure from the same cells
     out = tmp_path / "swaps.png"
     assert main(["plot", "swaps", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0

@@ -16,7 +16,7 @@ import torch
 from ..profiles import Profile, get_profile
 from ._tables import frame
 
-__all__ = ["DRIFT_ANGLES", "drift_runs", "drift_frame", "drift_findings"]
+__all__ = ["DRIFT_ANGLES", "drift_runs", "drift_frame", "drift_findings", "drift_answer"]
 
 #: the drift angles of page 10's question 5, in degrees (v_c rotated toward a fresh coordinate)
 DRIFT_ANGLES = (30.0, 60.0, 90.0)
@@ -131,6 +131,20 @@ def drift_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     # the cosine to 12 decimals: cos 90 degrees is 6e-17 in floating point, 0 here
     out = [{col: round(r[key], 12) if key == "overlap" else r[key] for col, key in _DRIFT_COLUMNS.items()} for r in rows]
     return frame(out, list(_DRIFT_COLUMNS), "angle (degrees)")
+
+
+def drift_answer(rows: list[dict[str, Any]]) -> str:
+    """The question's answer in one line per angle: whether the phase-2 specialized neurons are
+    mostly re-aligned or recruited, and whether phase 1 helps the drifted task."""
+    out = []
+    for r in rows:
+        if r["spec_phase2"] == 0:
+            out.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
+            continue
+        ratio = r["continued_test"] / r["scratch_test"]
+        out.append(f"{r['angle']:g} degrees: mostly {'re-aligned' if r['realigned'] >= r['recruited'] else 'recruited'}, "
+                   f"phase 1 {'helps' if ratio < 1 else 'hurts'} (continued / scratch {ratio:.2f})")
+    return "; ".join(out) or "no angle computed yet"
 
 
 def drift_findings(rows: list[dict[str, Any]]) -> str:

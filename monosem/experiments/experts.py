@@ -21,7 +21,7 @@ from ._tables import frame
 from .cache import Job
 from .sweeps import MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
 
-__all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "plot_moe"]
+__all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "moe_answer", "plot_moe"]
 
 #: the dense networks of the mixture-of-experts table: (activation, match) -> label (=params: with the
 #: mixture's parameter count, =FLOPs: with its forward FLOPs per example)
@@ -177,6 +177,25 @@ def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int
     return lines, wins, losses, compared
 
 
+def _moe_totals(totals: dict[str, list[int]]) -> list[str]:
+    """Per accounting, the mixture's wins and losses over the grid's (K, n) cells."""
+    return [f"at matched {'parameters' if match == 'params' else 'FLOPs'}: the MoE wins {wins}, loses {losses} of "
+            f"{compared} (K, n) cells" for match, (wins, losses, compared) in totals.items()]
+
+
+def moe_answer(rows: list[dict[str, Any]]) -> str:
+    """The question's answer in one line: the mixture's wins and losses over the grid, per
+    accounting (a win: MoE / better dense below 1 - :data:`MOE_TIE_BAND`)."""
+    if not rows:
+        return "no mixture-of-experts cell computed yet"
+    totals = {match: [0, 0, 0] for match in MOE_MATCHES}
+    for K in dict.fromkeys(r["K"] for r in rows):
+        for match in MOE_MATCHES:
+            _, *counts = _moe_verdict([r for r in rows if r["K"] == K], match)
+            totals[match] = [a + b for a, b in zip(totals[match], counts)]
+    return "; ".join(_moe_totals(totals))
+
+
 def moe_findings(rows: list[dict[str, Any]]) -> str:
     """The verdict, computed per K: at matched parameters and at matched forward FLOPs, does the
     mixture's test MSE beat the better of the dense ReLU and ReGLU networks at each n, and by what
@@ -206,9 +225,7 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
         if used:
             span = f"{min(used)}" if min(used) == max(used) else f"{min(used)} to {max(used)}"
             lines.append(f"  experts receiving test points: {span} of {mine[0]['E']}")
-    for match, (wins, losses, compared) in totals.items():
-        label = "parameters" if match == "params" else "FLOPs"
-        lines.append(f"over the grid, at matched {label}: the MoE wins {wins}, loses {losses} of {compared} (K, n) cells")
+    lines += [f"over the grid, {line}" for line in _moe_totals(totals)]
     lines.append(f"(a tie: MoE / dense within {100 * MOE_TIE_BAND:.0f}% of 1; one run per cell, no spread measured)")
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ from ._tables import fmt, frame
 from .cache import Job, ResultCache
 from .methods import specialization_metrics
 
-__all__ = ["bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
+__all__ = ["overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
 #: the methods of the overlap table and figure, in column order, and their labels
 _LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
@@ -112,17 +112,40 @@ def _excess(value, bayes) -> str:
     return fmt(value - bayes) if value is not None and bayes is not None else "-"
 
 
+def _against_rfm(r: dict[str, Any]) -> tuple[float | None, float | None, float | None, bool | None]:
+    """At one gamma: the best MLP, global RFM, the gated RFM, and whether specialization helps
+    there (the best MLP or the gated RFM beats global RFM; ``None`` without both results)."""
+    mlp = min((r[m] for m in ("mlp-relu", "mlp-reglu") if r[m] is not None), default=None)
+    rfm, gated = r["rfm"], r["gated-rfm"]
+    if mlp is None or rfm is None:
+        return mlp, rfm, gated, None
+    return mlp, rfm, gated, mlp < rfm or (gated is not None and gated < rfm)
+
+
+def overlap_answer(rows: list[dict[str, Any]]) -> str:
+    """The question's answer in one line: the largest gamma at which specialization stops
+    helping (neither the best MLP nor the gated RFM beats global RFM), with the best MLP's ratio
+    to global RFM at the paper's and at the smallest gamma."""
+    judged = [(r["gamma"], _against_rfm(r)) for r in rows if _against_rfm(r)[3] is not None]
+    if not judged:
+        return "no gamma has both an MLP and a global RFM result yet"
+    stops = next((g for g, (_, _, _, helps) in judged if not helps), None)
+    ends = " → ".join(f"{mlp / rfm:.2f} at gamma {g:g}" for g, (mlp, rfm, _, _) in (judged[0], judged[-1]))
+    return ("specialization " + (f"stops helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
+                                 else "helps at every gamma of the grid (the best MLP or the gated RFM wins)")
+            + f"; best MLP / global RFM {ends}")
+
+
 def overlap_findings(rows: list[dict[str, Any]]) -> str:
     """The verdict, computed: at each gamma, the best MLP and the MLP-gated RFM against global
     RFM, and the excess risk over the Bayes risk; where specialization stops helping (the
     largest gamma at which neither the best MLP nor the gated RFM beats global RFM)."""
     lines, stops = [], None
     for r in rows:
-        mlp = min((r[m] for m in ("mlp-relu", "mlp-reglu") if r[m] is not None), default=None)
-        rfm, gated, bayes = r["rfm"], r["gated-rfm"], r.get("bayes_risk", r["bayes"])
-        if mlp is None or rfm is None:
+        mlp, rfm, gated, helps = _against_rfm(r)
+        bayes = r.get("bayes_risk", r["bayes"])
+        if helps is None:
             continue
-        helps = mlp < rfm or (gated is not None and gated < rfm)
         lines.append(f"gamma {r['gamma']:g}: best MLP / global RFM {mlp / rfm:.2f}, gated / global RFM "
                      f"{fmt(gated / rfm if gated is not None else None, '.2f')}"
                      + ("" if helps else "  (neither wins)"))
@@ -132,8 +155,7 @@ def overlap_findings(rows: list[dict[str, Any]]) -> str:
             stops = r["gamma"]
     if not lines:
         return "no gamma has both an MLP and a global RFM result yet"
-    lines.append("specialization " + (f"stops helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
-                                      else "helps at every gamma of the grid (the best MLP or the gated RFM wins)"))
+    lines.append(overlap_answer(rows))
     for r in rows:
         train = [r[f"{a}_train_mse"] for a in ("relu", "reglu") if r.get(f"{a}_train_mse") is not None]
         if train and r.get("bayes_risk") is not None and max(train) < r["bayes_risk"] / 10:

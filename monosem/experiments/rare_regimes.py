@@ -19,7 +19,7 @@ from ..data import mixed_link_model
 from ._tables import fmt, frame
 from .cache import Job
 
-__all__ = ["RARE_CLUSTERS", "zipf_rows", "zipf_frame", "zipf_findings", "plot_zipf"]
+__all__ = ["RARE_CLUSTERS", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
 
 #: the methods of the rare-regime table, and their labels
 _ZIPF_COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "oracle-rfm": "oracle"}
@@ -82,6 +82,42 @@ def _gmean(values) -> float | None:
     return float(np.exp(np.mean(np.log(vals)))) if vals else None
 
 
+def _rare_comparison(r: dict[str, Any], base: dict[str, Any]):
+    """At one exponent s > 0 against s = 0: the rarest clusters, every method's (rare, frequent)
+    loss (geometric means of cluster MSE at s / at s = 0), the best MLP, whether it gains ground on
+    the oracle on the rare clusters, and its ratio to the oracle there; ``None`` until every
+    method is computed."""
+    order = np.argsort(r["pi"])  # ascending probability
+    rare, freq = order[:RARE_CLUSTERS], order[::-1][:RARE_CLUSTERS]
+    loss = {}
+    for m in _ZIPF_COLUMNS:
+        if r[m] is None or base[m] is None:
+            continue
+        loss[m] = (_gmean(r[m][c] / base[m][c] for c in rare), _gmean(r[m][c] / base[m][c] for c in freq))
+    if "oracle-rfm" not in loss or not any(m in loss for m in ("mlp-relu", "mlp-reglu")):
+        return None
+    mlps = [m for m in ("mlp-relu", "mlp-reglu") if m in loss]
+    best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
+    keeps = loss[best][0] <= loss["oracle-rfm"][0]
+    return rare, loss, best, keeps, _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare)
+
+
+def zipf_answer(rows: list[dict[str, Any]]) -> str:
+    """The question's answer in one line per exponent s > 0: whether the best MLP gains or loses
+    ground on the oracle on the rarest clusters, and by what factor of the oracle's loss."""
+    base = next((r for r in rows if r["s"] == 0), None)
+    if base is None:
+        return "no s = 0 cells: nothing to compare the rare clusters with"
+    out = []
+    for r in rows:
+        cmp = _rare_comparison(r, base) if r["s"] != 0 else None
+        if cmp is not None:
+            _, loss, best, keeps, _ = cmp
+            out.append(f"s = {r['s']:g}: the best MLP {'gains' if keeps else 'loses'} ground on the oracle on the "
+                       f"{RARE_CLUSTERS} rarest clusters ({fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}x its loss)")
+    return "; ".join(out) or "no s > 0 cells yet"
+
+
 def zipf_findings(rows: list[dict[str, Any]]) -> str:
     """The verdict, computed. For every s > 0 and every method: the geometric mean, over the
     :data:`RARE_CLUSTERS` rarest clusters, of the cluster's test MSE at s over its test MSE at
@@ -96,25 +132,16 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         if r["s"] == 0:
             continue
-        order = np.argsort(r["pi"])  # ascending probability
-        rare, freq = order[:RARE_CLUSTERS], order[::-1][:RARE_CLUSTERS]
-        loss = {}
-        for m in _ZIPF_COLUMNS:
-            if r[m] is None or base[m] is None:
-                continue
-            loss[m] = (_gmean(r[m][c] / base[m][c] for c in rare), _gmean(r[m][c] / base[m][c] for c in freq))
-        if "oracle-rfm" not in loss or not any(m in loss for m in ("mlp-relu", "mlp-reglu")):
+        cmp = _rare_comparison(r, base)
+        if cmp is None:
             lines.append(f"s = {r['s']:g}: not every method computed yet")
             continue
+        rare, loss, best, keeps, vs_oracle = cmp
         mass = sum(r["pi"][c] for c in rare)
         lines.append(f"s = {r['s']:g}: the {RARE_CLUSTERS} rarest clusters hold {100 * mass:.1f}% of the data "
                      f"({sum(r['n_train'][c] for c in rare)} points)")
         lines.append("  their test MSE at s / at s = 0 (most frequent clusters in brackets):")
         lines.append("  " + ", ".join(f"{_ZIPF_COLUMNS[m]} {fmt(v[0], '.2f')} ({fmt(v[1], '.2f')})" for m, v in loss.items()))
-        mlps = [m for m in ("mlp-relu", "mlp-reglu") if m in loss]
-        best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
-        keeps = loss[best][0] <= loss["oracle-rfm"][0]
-        vs_oracle = _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare)
         lines.append(f"  best MLP ({_ZIPF_COLUMNS[best]}) on them: " + ("gains ground" if keeps else "loses ground")
                      + f" on the oracle ({fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}x its loss)")
         lines.append(f"  at s it is {fmt(vs_oracle, '.2f')}x the oracle on them (geometric mean)")

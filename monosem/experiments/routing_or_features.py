@@ -19,7 +19,7 @@ from matplotlib.ticker import NullLocator
 from ._tables import fmt, frame
 from .cache import Job
 
-__all__ = ["SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "plot_swaps"]
+__all__ = ["SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "swap_answer", "plot_swaps"]
 
 #: the 2 x 2 design of the swaps figure: (routing, local features) -> method (Laplace locals)
 SWAP_GRID = {("learned", "isotropic"): "gated-laplace-iso", ("learned", "learned"): "gated-laplace",
@@ -59,6 +59,25 @@ def _ratio(a, b) -> float | None:
     return a / b if a is not None and b is not None else None
 
 
+def _gains(r: dict[str, Any]) -> tuple[float | None, float | None, str | None]:
+    """At one K, under the paper's learned gates and metric: the features' gain (isotropic /
+    learned metric), the routing's gain (learned gates / true clusters), and which half carries
+    more (``None`` until both are computed)."""
+    g = {key: r[m] for key, m in SWAP_GRID.items()}
+    feat = _ratio(g[("learned", "isotropic")], g[("learned", "learned")])
+    route = _ratio(g[("learned", "learned")], g[("true", "learned")])
+    if feat is None or route is None:
+        return feat, route, None
+    return feat, route, "the features carry more" if feat > route else "the routing carries more"
+
+
+def swap_answer(rows: list[dict[str, Any]]) -> str:
+    """The question's answer in one line per K: which half carries the result, with both gains."""
+    out = [f"K = {r['K']}: {which} (metric MSE / {feat:.2f}, routing MSE / {route:.2f})"
+           for r in rows for feat, route, which in (_gains(r),) if which is not None]
+    return "; ".join(out) or "no K has a result yet"
+
+
 def swap_findings(rows: list[dict[str, Any]]) -> str:
     """The verdict, computed per K: the factor by which each swap lowers the test MSE of the
     paper's pipeline's neighbours. *Features* gain: isotropic / learned metric, under learned
@@ -68,14 +87,12 @@ def swap_findings(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
         g = {key: r[m] for key, m in SWAP_GRID.items()}
-        feat = _ratio(g[("learned", "isotropic")], g[("learned", "learned")])
+        feat, route, which = _gains(r)
         feat_true = _ratio(g[("true", "isotropic")], g[("true", "learned")])
-        route = _ratio(g[("learned", "learned")], g[("true", "learned")])
         route_iso = _ratio(g[("learned", "isotropic")], g[("true", "isotropic")])
-        if feat is None or route is None:
+        if which is None:
             lines.append(f"K = {r['K']}: not every pipeline computed yet")
             continue
-        which = "the features carry more" if feat > route else "the routing carries more"
         lines += [f"K = {r['K']}: the learned metric: MSE / {feat:.2f} (learned gates), "
                   f"/ {fmt(feat_true, '.2f')} (true clusters)",
                   f"  true routing: MSE / {route:.2f} (with the metric), / {fmt(route_iso, '.2f')} (without)",
