@@ -56,3 +56,19 @@ def test_dynamics_record_round_trip():
     assert back["full_network"]["one_cluster_most_specialized"] == 1.0 and back["perturbation"]["h2"] == {"0": 1.0, "1": 0.0}
     tables = dynamics_tables(back)
     assert tables["perturbation"].loc["h2", "1"] == 0.0 and tables["tracking"]["sup tracking error"].tolist() == [1e-3, 1e-5]
+
+
+def test_the_pages_simulations_check_lemmas_7_and_5_at_smoke_size():
+    """Page 07's teacher-only flows (Lemma 7's sign and monotonicity checks hold for every
+    neuron) and Lemma 5's C/R fit over them, from the module the page calls."""
+    from monosem.experiments import theorem1_dynamics as dyn
+    from monosem.profiles import get_profile
+
+    sizes = get_profile("smoke").theorem1
+    checked = dyn.teacher_only_flows(sizes, seed=0, progress=False)
+    assert list(checked.table.index) == dyn.flow_grid(sizes)
+    assert checked.table["ζ u > 0"].all() and checked.table["ζ Φ rises"].all()
+    fit = dyn.distance_fit(checked.summary, sizes.Ks[0])
+    assert len(fit.Rs) == len(sizes.Rs) and 0 < fit.C < 2  # Lemma 5: C -> 1 as R grows
+    cov = dyn.coverage(checked.summary, max(sizes.Ks), seed=0)
+    assert cov["ms"][-1] <= 6 * cov["K"] and np.all(cov["bounds"][:, 0] <= cov["exact"] + 1e-12)
