@@ -122,6 +122,21 @@ def nystrom_preconditioner(op: KernelOperator, config: EigenProConfig, seed: int
     return NystromPreconditioner(idx=idx, E=E[:, :q].contiguous(), D=D, lam_top=float(lam[0]), lam_q1=lam_q1, beta=beta)
 
 
+def _epoch(op: KernelOperator, pre, alpha: torch.Tensor, y: torch.Tensor, starts: list[int], m: int, eta: float) -> None:
+    """One EigenPro 2 epoch in place: for each batch B (rows ``start`` to ``start + m``, in the
+    order ``starts``), the stochastic gradient step on alpha_B and its Nystrom correction on the
+    preconditioner's subsample."""
+    n = op.n
+    for start in starts:
+        stop = min(start + m, n)
+        KB = op.row_block(start, stop)  # (|B|, n)
+        g = KB @ alpha - y[start:stop]
+        step = eta / (stop - start)
+        corr = pre.E @ (pre.D * (pre.E.T @ (g @ KB)[pre.idx]))
+        alpha[start:stop] -= step * g
+        alpha.index_add_(0, pre.idx, corr, alpha=step)
+
+
 def solve_eigenpro(
     op: KernelOperator,
     y: torch.Tensor,
@@ -167,14 +182,7 @@ def solve_eigenpro(
     # shuffles the training points once, so the blocks are random subsets.
     starts = torch.arange(0, n, m)
     while not converged and epoch < max_iter:
-        for start in starts[torch.randperm(len(starts), generator=gen)].tolist():
-            stop = min(start + m, n)
-            KB = op.row_block(start, stop)  # (|B|, n)
-            g = KB @ alpha - y[start:stop]
-            step = eta / (stop - start)
-            corr = pre.E @ (pre.D * (pre.E.T @ (g @ KB)[pre.idx]))
-            alpha[start:stop] -= step * g
-            alpha.index_add_(0, pre.idx, corr, alpha=step)
+        _epoch(op, pre, alpha, y, starts[torch.randperm(len(starts), generator=gen)].tolist(), m, eta)
         epoch += 1
         estimate = monitored(alpha)
         if not np.isfinite(estimate) or estimate > DIVERGENCE_FACTOR * best_mse:

@@ -158,6 +158,26 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("a bandwidth rule needs at least 2 samples (got 1 sample)")
         h = resolve_bandwidth(self.bandwidth, Z, g, seed=self.random_state)
         block = default_block_bytes(dev) if self.block_bytes is None else int(self.block_bytes)
+        alpha, info = self._solve(solver, Z, y64, h, work, block)
+        self.n_features_in_ = d
+        self.bandwidth_ = h
+        self.metric_ = None if M is None else M.numpy()
+        self.solver_ = solver
+        self.solve_info_ = info
+        self.n_iter_ = max(1, info.iterations)
+        self.dual_coef_ = alpha.to(work)
+        self._Z = Z.to(work)
+        self._z_mean = z_mean
+        self._M_sqrt = M_sqrt
+        self._work_dtype = work
+        self._device = dev
+        self._block = block
+        return self
+
+    def _solve(self, solver: str, Z: torch.Tensor, y64: torch.Tensor, h: float, work: torch.dtype, block: int):
+        """The dual coefficients of (K + ridge I) alpha = y on the centred, transformed inputs ``Z``
+        by ``solver`` (exact, CG or EigenPro), and the solve's :class:`SolveInfo`."""
+        n, dev = Z.shape[0], Z.device
         if solver == "exact":
 
             def build_K() -> torch.Tensor:
@@ -184,20 +204,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
                 alpha = torch.empty_like(alpha_p)
                 alpha[perm] = alpha_p
             del op
-        self.n_features_in_ = d
-        self.bandwidth_ = h
-        self.metric_ = None if M is None else M.numpy()
-        self.solver_ = solver
-        self.solve_info_ = info
-        self.n_iter_ = max(1, info.iterations)
-        self.dual_coef_ = alpha.to(work)
-        self._Z = Z.to(work)
-        self._z_mean = z_mean
-        self._M_sqrt = M_sqrt
-        self._work_dtype = work
-        self._device = dev
-        self._block = block
-        return self
+        return alpha, info
 
     # ---------------------------------------------------------------------------- predicting
     def _check_fitted(self) -> None:
