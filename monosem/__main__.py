@@ -268,12 +268,17 @@ def _export_page(args: argparse.Namespace, cache) -> int:
             where = str(path)
         if payload is None:
             raise ValueError(f"no Theorem 1 record at {where}: run page 07 at profile {args.profile!r} first (or pass --recorded)")
-        rows = ex.theorem1_rows(payload)
+        from .experiments.questions.theorem1_dynamics import theorem1_rows
+
+        rows = theorem1_rows(payload)
     elif args.recorded:
         raise ValueError(f"{args.figure} has no recorded run yet; export it at a profile (it is computed: {ex.PAGE_EXPORTS[args.figure]})")
     else:
         print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
-        rows = ex.figure1_rows(args.profile) if args.figure == "fig1" else ex.theorem2_rows(args.profile)
+        from .experiments.questions.specialization import figure1_rows
+        from .experiments.questions.theorem2_separation import theorem2_rows
+
+        rows = figure1_rows(args.profile) if args.figure == "fig1" else theorem2_rows(args.profile)
     if not rows:
         raise CLIError(f"nothing to export: {args.figure} at profile {args.profile!r} gave no row")
     return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
@@ -302,7 +307,7 @@ _BEYOND_PLOTS = {
 def _study(args: argparse.Namespace) -> int:
     """``monosem study figure1``: compute (or, with ``--record``, record) the sensitivity study."""
     from .experiments.cache import default_cache_dir
-    from .experiments.figure1_sensitivity import RECORDED_NAME, run_study
+    from .experiments.questions.figure1_sensitivity import RECORDED_NAME, run_study
     from .experiments.recorded import save_recorded
 
     root = args.cache if args.cache is not None else default_cache_dir()
@@ -336,7 +341,7 @@ def _readings(args: argparse.Namespace) -> int:
     import time
 
     from .experiments.recorded import save_recorded
-    from .experiments.specialization import READINGS, STUDY_READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
+    from .experiments.questions.specialization import READINGS, STUDY_READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
     from .train import STEP_REVISIONS
 
     sizes = get_profile(args.profile).specialization
@@ -512,7 +517,7 @@ def _plot_beyond(args: argparse.Namespace, cache):
     if not records:
         raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
     module, parts = _BEYOND_PLOTS[args.figure]
-    rows_of, plot, panels = parts(importlib.import_module(f".experiments.{module}", __package__), cache)
+    rows_of, plot, panels = parts(importlib.import_module(f".experiments.questions.{module}", __package__), cache)
     rows = rows_of(records)
     n = panels(rows) if callable(panels) else panels
     fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)

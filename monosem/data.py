@@ -53,6 +53,7 @@ __all__ = [
     "farthest_point_directions",
     "zipf_weights",
     "drifted_model",
+    "DRIFT_ANGLES",
     "TRAIN_SEED_BASE",
     "TEST_SEED_BASE",
     "LINK_SEED_BASE",
@@ -439,6 +440,10 @@ def figure1_model() -> ClusteredSingleIndexModel:
         balanced=False,
         info={"blocks": {"routing": (0, K), "predictive": (K, 2 * K), "nuisance": (2 * K, d)}},
     )
+
+
+#: the angles page 10 drifts the predictive directions by (:func:`drifted_model`), in degrees
+DRIFT_ANGLES = (30.0, 60.0, 90.0)
 
 
 def drifted_model(model: ClusteredSingleIndexModel, angle: float) -> ClusteredSingleIndexModel:

@@ -1,8 +1,8 @@
-"""Page 10, question 5: drifting directions (:mod:`monosem.experiments.drift`)."""
+"""Page 10, question 5: drifting directions (:mod:`monosem.experiments.questions.drift`)."""
 
 import math
 
-from monosem.experiments import drift
+from monosem.experiments.questions import drift
 
 
 def test_drift_at_smoke_counts_add_up():

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from monosem.experiments import experts  # noqa: E402
+from monosem.experiments.questions import experts  # noqa: E402
 from monosem.experiments.cache import Job, ResultCache  # noqa: E402
 from monosem.experiments.cells import DataSpec  # noqa: E402
 from monosem.experiments.estimate import page_seconds  # noqa: E402

@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 import pytest
 import torch
 
-from monosem.experiments.figure1_sensitivity import (SETTINGS, Setting, dead_share, fingerprints, paper_distance, run_study,
+from monosem.experiments.questions.figure1_sensitivity import (SETTINGS, Setting, dead_share, fingerprints, paper_distance, run_study,
                                                       selected_frame, study_frame)
 from monosem.models import MLP, init_parameters
 from monosem.train import TrainConfig, TrainData, train
@@ -28,7 +28,7 @@ def test_settings_are_distinct_and_valid():
 
 
 def test_every_setting_belongs_to_a_factor():
-    from monosem.experiments.figure1_sensitivity import FACTORS
+    from monosem.experiments.questions.figure1_sensitivity import FACTORS
 
     assert {label for labels in FACTORS.values() for label in labels} == set(SETTINGS)
 
@@ -99,7 +99,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from monosem.experiments.figure1_sensitivity import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
+    from monosem.experiments.questions.figure1_sensitivity import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
 
     settings = {"base (balanced, x0.1)": TINY, "horizon x2": replace(TINY, horizon=2.0), "value x0.1": replace(TINY, value_scale=0.1)}
     out = run_study(settings, seeds=(0, 1), cache_dir=tmp_path, progress=False)
@@ -115,7 +115,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     split = gate_value_split(sel)
     assert list(split.index) == ["the paper", "base (balanced, x0.1)", "value x0.1"]
     assert split.loc["value x0.1", "gap A ≥ .71"] == pytest.approx(split.loc["value x0.1", "gate A ≥ .71 %"] - split.loc["value x0.1", "value A ≥ .71 %"])
-    from monosem.experiments.figure1_sensitivity import study_numbers
+    from monosem.experiments.questions.figure1_sensitivity import study_numbers
 
     text = study_numbers(out)
     assert set(text) == {"dead_text", "value_text", "fingerprint_text", "answer_text"}
@@ -127,9 +127,9 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
 def test_the_study_readings_are_the_recorded_studys_best():
     """STUDY_READINGS (what the paper profile is run for) names what the recorded study ranks best:
     the most cosine cells within 10 points, and the smallest mean distance."""
-    from monosem.experiments.figure1_sensitivity import RECORDED_NAME, paper_distance, ranking
+    from monosem.experiments.questions.figure1_sensitivity import RECORDED_NAME, paper_distance, ranking
     from monosem.experiments.recorded import load_recorded
-    from monosem.experiments.specialization import STUDY_READINGS
+    from monosem.experiments.questions.specialization import STUDY_READINGS
 
     rec = load_recorded(RECORDED_NAME)
     assert rec is not None and len(rec["results"]["cells"]) >= 48

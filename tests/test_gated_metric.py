@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monosem.experiments.cache import ResultCache
-from monosem.experiments.gated_metric import diagnosis_tables, metric_updates_by_start
+from monosem.experiments.questions.gated_metric import diagnosis_tables, metric_updates_by_start
 from monosem.experiments.methods import compute
 from monosem.experiments.sweeps import sweep
 

@@ -1,11 +1,11 @@
-"""Page 09, question 1: the overlap sweep (:mod:`monosem.experiments.overlap`)."""
+"""Page 09, question 1: the overlap sweep (:mod:`monosem.experiments.questions.overlap`)."""
 
 import math
 
 import pytest
 
 from monosem.data import mixed_link_model
-from monosem.experiments import overlap
+from monosem.experiments.questions import overlap
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
 from monosem.experiments.methods import dataset, source_job

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from monosem.experiments.feature_learning import gain_claim
-from monosem.experiments.specialization import REPRODUCE_PP, figure1_claims, figure1_frame, figure1_row_status
+from monosem.experiments.questions.feature_learning import gain_claim
+from monosem.experiments.questions.specialization import REPRODUCE_PP, figure1_claims, figure1_frame, figure1_row_status
 from monosem.specialization import PAPER_FIGURE1
 
 

@@ -1,9 +1,9 @@
-"""Page 09, question 2: rare regimes (:mod:`monosem.experiments.rare_regimes`)."""
+"""Page 09, question 2: rare regimes (:mod:`monosem.experiments.questions.rare_regimes`)."""
 
 import pytest
 import torch
 
-from monosem.experiments import rare_regimes
+from monosem.experiments.questions import rare_regimes
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
 from monosem.experiments.methods import dataset

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from monosem.__main__ import main
-from monosem.experiments import specialization as fig1
+from monosem.experiments.questions import specialization as fig1
 from monosem.profiles import get_profile
 from monosem.specialization import PAPER_FIGURE1
 

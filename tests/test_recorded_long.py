@@ -7,7 +7,7 @@ from monosem.__main__ import main
 from _toy_jobs import cell
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.recorded import load_recorded_cells, record_cells, same_instruction_set
-from monosem.experiments.regime import regime_cells, regime_findings, regime_frames, timings_frame, timings_summary
+from monosem.experiments.questions.regime import regime_cells, regime_findings, regime_frames, timings_frame, timings_summary
 from monosem.experiments.sweeps import sweep
 
 
@@ -124,7 +124,7 @@ def test_restore_puts_recorded_cells_back_into_an_empty_cache(tmp_path, capsys):
 
 
 def test_regime_plots_draw_the_recorded_cells():
-    from monosem.experiments.regime import plot_regime, plot_training_curves
+    from monosem.experiments.questions.regime import plot_regime, plot_training_curves
 
     records = load_recorded_cells(sweep("regime", "long"), "long")
     fig = plot_training_curves(records, target=4e-4)
@@ -133,7 +133,7 @@ def test_regime_plots_draw_the_recorded_cells():
 
 
 def test_an_rfm_oracle_worse_than_its_own_iteration_0_is_flagged_and_left_out():
-    from monosem.experiments.regime import RegimeCell
+    from monosem.experiments.questions.regime import RegimeCell
 
     good = RegimeCell(10, 100_000, kernels={"oracle-rfm": 5e-4, "oracle-laplace": 7e-3}, oracle_rfm_iterations=[7e-3, 5e-4, 4.7e-4, 5e-4])
     bad = RegimeCell(10, 200_000, kernels={"oracle-rfm": 0.26, "oracle-laplace": 4.5e-3}, oracle_rfm_iterations=[4.5e-3, 0.97, 0.029, 0.26])

@@ -1,8 +1,8 @@
-"""Page 09, question 4: routing or features? (:mod:`monosem.experiments.routing_or_features`)."""
+"""Page 09, question 4: routing or features? (:mod:`monosem.experiments.questions.routing_or_features`)."""
 
 import math
 
-from monosem.experiments import routing_or_features as rof
+from monosem.experiments.questions import routing_or_features as rof
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
 from monosem.experiments.sweeps import sweep

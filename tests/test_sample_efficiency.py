@@ -9,7 +9,7 @@ from _toy_jobs import cell
 def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
     import pandas as pd
 
-    from monosem.experiments.sample_efficiency import eigenpro_solves, eigenpro_solves_frame
+    from monosem.experiments.questions.sample_efficiency import eigenpro_solves, eigenpro_solves_frame
 
     ep = {"solver": "eigenpro", "iterations": 129, "train_mse": 3.96e-4, "converged": True, "step_halvings": 4}
     exact = {"solver": "exact", "iterations": 1, "train_mse": 1e-9, "converged": True, "step_halvings": 0}
@@ -36,7 +36,7 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
 
 
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():
-    from monosem.experiments.sample_efficiency import stopping_frame, stopping_summary
+    from monosem.experiments.questions.sample_efficiency import stopping_frame, stopping_summary
 
 
     # a real MLP cell's settings, with the three the table reads changed

@@ -87,7 +87,7 @@ def test_importance_and_table_for_hand_built_gated_net():
 
 
 def test_figure1_frame_reports_mean_and_half_range():
-    from monosem.experiments.specialization import figure1_frame
+    from monosem.experiments.questions.specialization import figure1_frame
 
     rows = [{"branch": "relu", "seed": s, "n_active": n, "width": 256, "frac_A071": a, "frac_A090": 0.3, "frac_D1": 0.8, "frac_D2": d,
              "test_mse": 0.01, "lr": 0.004} for s, n, a, d in ((0, 100, 0.5, 0.6), (1, 110, 0.6, 0.4))]

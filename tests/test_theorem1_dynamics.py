@@ -7,7 +7,7 @@ import numpy as np
 
 
 def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
-    from monosem.experiments.theorem1_dynamics import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
+    from monosem.experiments.questions.theorem1_dynamics import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
 
     payload = {
         "profile": "paper", "recorded": "2026-11-30 20:00 UTC", "seconds": 1800.0,
@@ -35,10 +35,10 @@ def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
 
 
 def test_dynamics_record_round_trip():
-    """Page 07's record (schema in monosem.experiments.theorem1_dynamics) is JSON-ready and its
+    """Page 07's record (schema in monosem.experiments.questions.theorem1_dynamics) is JSON-ready and its
     summary prints every part."""
 
-    from monosem.experiments.theorem1_dynamics import dynamics_results, dynamics_tables
+    from monosem.experiments.questions.theorem1_dynamics import dynamics_results, dynamics_tables
 
     rng = np.random.default_rng(0)
     flows = {(3, 4.0): {"conv": np.array([True, True, False, True]), "dist": np.full(4, 0.1), "labels": np.array([0, 1, 2, 0])}}
@@ -61,7 +61,7 @@ def test_dynamics_record_round_trip():
 def test_the_pages_simulations_check_lemmas_7_and_5_at_smoke_size():
     """Page 07's teacher-only flows (Lemma 7's sign and monotonicity checks hold for every
     neuron) and Lemma 5's C/R fit over them, from the module the page calls."""
-    from monosem.experiments import theorem1_dynamics as dyn
+    from monosem.experiments.questions import theorem1_dynamics as dyn
     from monosem.profiles import get_profile
 
     sizes = get_profile("smoke").theorem1

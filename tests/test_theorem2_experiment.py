@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from monosem import data
-from monosem.experiments import theorem2_separation as X
+from monosem.experiments.questions import theorem2_separation as X
 from monosem.profiles import Theorem2Sizes, get_profile
 
 
@@ -79,7 +79,7 @@ def test_bad_arguments():
 
 
 def test_separation_findings_quote_the_result():
-    from monosem.experiments.theorem2_separation import SeparationResult, separation_claims, separation_findings
+    from monosem.experiments.questions.theorem2_separation import SeparationResult, separation_claims, separation_findings
 
     rows = []
     for K, A, n, lap, mlp in ((2, 2.0, 16, 0.05, 0.04), (4, 2.0, 64, 0.09, 0.03), (2, 1.0, 8, 0.07, 0.08), (4, 1.0, 16, 0.12, 0.10)):

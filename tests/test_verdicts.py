@@ -7,7 +7,7 @@ import math
 import pytest
 
 from _toy_jobs import cell
-from monosem.experiments.sample_efficiency import findings
+from monosem.experiments.questions.sample_efficiency import findings
 from monosem.experiments.verdicts import PAIRED_SHARE, combine, compare, per_run, scored
 
 

@@ -52,9 +52,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..data import DRIFT_ANGLES
 from ..profiles import Profile, get_profile
 from .cache import Job
-from .drift import DRIFT_ANGLES
 from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [

@@ -22,8 +22,7 @@ from typing import Any
 from ..checks import check_choice
 from .cells import network_of, width_of
 
-__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "figure1_rows", "theorem1_rows", "theorem2_rows",
-           "page_record_path", "write_page_rows"]
+__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "page_record_path", "write_page_rows"]
 
 #: the columns of an exported table, in order
 COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "batch", "test_mse", "test_median_se",
@@ -77,58 +76,6 @@ def page_record_path(cache_root, name: str, profile: str):
     from pathlib import Path
 
     return Path(cache_root) / "pages" / f"{name}_{profile}.json"
-
-
-def figure1_rows(profile: str) -> list[dict[str, Any]]:
-    """Figure 1's table at ``profile``, one row per (activation branch, seed), beside the paper's
-    cosine columns (``paper_*``, in percent as printed; its D columns are not legible)."""
-    from ..data import figure1_model
-    from ..profiles import get_profile
-    from ..specialization import PAPER_FIGURE1, specialization_table
-    from .specialization import figure1_data, train_figure1
-
-    P = get_profile(profile)
-    sizes, model = P.specialization, figure1_model()
-    data = figure1_data(sizes)
-    rows = []
-    for act in ("relu", "gelu", "reglu", "swiglu"):
-        run = train_figure1(sizes, act, data=data)
-        for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
-            for r in specialization_table(net, model.directions):
-                paper = PAPER_FIGURE1.get(r.branch, (None, None, None))
-                rows.append({"figure": "fig1", "profile": P.name, "branch": r.branch, "seed": seed, "width": r.width,
-                             "n_active": r.n_active, "frac_A071": r.frac_A071, "frac_A090": r.frac_A090,
-                             "frac_D1": r.frac_D1, "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr,
-                             "paper_n_active": paper[0], "paper_pct_A071": paper[1], "paper_pct_A090": paper[2]})
-    return rows
-
-
-def theorem2_rows(profile: str) -> list[dict[str, Any]]:
-    """Section 4.2's separation experiment at ``profile``: one row per (K, A, n, method)."""
-    from ..profiles import get_profile
-    from .theorem2_separation import run_separation
-
-    P = get_profile(profile)
-    result = run_separation(P.theorem2)
-    return [{"figure": "theorem2", "profile": P.name, **{k: v for k, v in row.items() if not isinstance(v, (list, dict))}}
-            for row in result.rows]
-
-
-def theorem1_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """Page 07's record (``save_recorded`` payload) as rows, one ``section`` per experiment:
-    ``flows`` (per K, R), ``coverage`` (per m), ``tracking`` (per epsilon), ``full_network``
-    and ``perturbation`` (per target)."""
-    res, profile = payload["results"], payload["profile"]
-    base = {"figure": "theorem1", "profile": profile}
-    rows = [{**base, "section": "flows", **f} for f in res["flows"]]
-    rows += [{**base, "section": "coverage", "K": res["coverage"]["K"], **r} for r in res["coverage"]["rows"]]
-    tr = res["tracking"]
-    rows += [{**base, "section": "tracking", "K": tr["K"], "R": tr["R"], "m": tr["m"], "T": tr["T"], "eps": e,
-              "tracking_error": err, "slope": tr["slope"]} for e, err in zip(tr["eps"], tr["errors"])]
-    rows.append({**base, "section": "full_network", **res["full_network"]})
-    rows += [{**base, "section": "perturbation", "target": k, "alpha": a, "one_cluster_fraction": v}
-             for k, by_alpha in res["perturbation"].items() for a, v in by_alpha.items()]
-    return rows
 
 
 def write_page_rows(rows: list[dict[str, Any]], fmt: str) -> str:

@@ -11,8 +11,9 @@ from .. import plots
 from ..data import LABEL_NOISE_VARIANCE
 from ..profiles import Profile, get_profile
 from .cache import ResultCache
+from .registry import PLOTS, discover
 from .results import aggregate
-from .sweeps import FIGURES, figure_of, sweep
+from .sweeps import figure_of, sweep
 
 __all__ = ["plot_figure", "cached_records", "run_figure"]
 
@@ -82,10 +83,9 @@ def plot_figure(
     P = get_profile(profile)
     if records is None:
         records = cached_records(figure, P, cache or ResultCache(), Ks=Ks, methods=methods)
-    if figure == "moe":
-        # two dense cells per activation and (K, n) (matched parameters, matched FLOPs): pooling
-        # them by method, as below, would mix two networks; page 09's panels tell them apart
-        return _plot_moe(P, records, source)
+    discover()
+    if figure in PLOTS:  # a question module's own panels (e.g. the mixtures of experts of page 10)
+        return PLOTS[figure](P, records, source)
     cells = aggregate(records, metric, rule=rule)
     grid = figure_of(figure).grid(P)
     # one panel per K that has at least one cell (a partial cache draws what it has)
@@ -134,18 +134,3 @@ def _with_runs(label: str, runs: dict[str, set[int]]) -> str:
     span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     return f"{label} ({span} run{'s' if counts[-1] > 1 else ''})"
 
-
-def _plot_moe(P: Profile, records: dict, source: str = "") -> plt.Figure:
-    """Page 10's mixture-of-experts sweep: one panel per K (:func:`~.experts.plot_moe`)."""
-    from . import experts
-
-    rows = experts.moe_rows(records)
-    if not rows:
-        raise ValueError(f"no results of moe at profile {P.name!r} to draw: run `python -m monosem run moe --profile {P.name}` first")
-    n_panels = len({r["K"] for r in rows})
-    with plots.paper_style():
-        fig, axes = plt.subplots(1, n_panels, figsize=(3.6 * n_panels, 3.4), squeeze=False, layout="constrained")
-        experts.plot_moe(rows, list(axes[0]))
-        scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
-        fig.suptitle(FIGURES["moe"].title + scale + (f", {source}" if source else ""), fontsize=8)
-    return fig

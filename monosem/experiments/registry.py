@@ -15,7 +15,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Method", "METHODS", "register_method", "discover"]
+__all__ = ["Method", "METHODS", "PLOTS", "register_method", "register_plot", "discover"]
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,25 @@ def register_method(name: str, *, params: Callable, compute: Callable) -> Method
     return method
 
 
+#: figures drawn by a question module's own plot instead of the generic curves, by figure name:
+#: ``plot(profile, records, source) -> Figure``
+PLOTS: dict[str, Callable] = {}
+
+
+def register_plot(figure: str, plot: Callable) -> Callable:
+    """Draw ``figure`` with ``plot(profile, records, source)`` (a question module's own panels)
+    instead of :func:`~monosem.experiments.figures.plot_figure`'s curves of mean over runs."""
+    PLOTS[figure] = plot
+    return plot
+
+
 @functools.cache
 def discover() -> None:
-    """Import every module of :mod:`monosem.experiments` (once), so that the methods and figures
-    they register are known (the built-in ones need no discovery)."""
+    """Import every module of :mod:`monosem.experiments` and of its questions (once), so that the
+    methods, figures and plots they register are known (the built-in ones need no discovery)."""
     from .. import experiments
 
-    for info in pkgutil.iter_modules(experiments.__path__):
-        importlib.import_module(f"{experiments.__name__}.{info.name}")
+    # the questions are found by name, not imported: the machinery depends on none of them
+    for package in (experiments, importlib.import_module(f"{__package__}.questions")):
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")

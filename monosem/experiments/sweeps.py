@@ -253,7 +253,7 @@ def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tupl
     :func:`moe_expert_width`) and every dense network of :func:`moe_dense_widths`, each an
     ordinary ``mlp-*`` cell at the matched width. Which comparison asked for a dense cell is not
     part of its key (the computation does not read it): a dense width that both accountings give
-    is one cell, listed once, and :func:`~monosem.experiments.experts.moe_rows` finds it again from
+    is one cell, listed once, and :func:`~monosem.experiments.questions.experts.moe_rows` finds it again from
     the mixture's settings."""
     se = P.sample_efficiency
     jobs: list[Job] = []

@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .verdicts import Claim, Comparison, combine, compare, per_run
+from ..verdicts import Claim, Comparison, combine, compare, per_run
 
 __all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims"]
 

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .. import plots, theory
+from ... import plots, theory
 
-__all__ = ["FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
+__all__ = ["theorem1_rows", "FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
            "converged_labels", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking", "full_network",
            "plot_full_network", "perturbation", "plot_perturbation", "dynamics_results", "recorded_header", "dynamics_tables", "dynamics_numbers", "dynamics_claims", "RECORD_COMMAND"]
 
@@ -389,7 +389,7 @@ def dynamics_claims(results: dict[str, Any], page: str, scale: str) -> list:
     slope within :data:`SLOPE_TOLERANCE` of 2), Lemma 8's coverage (every simulated value within
     :data:`COVERAGE_TOLERANCE` of the exact one) and Lemma 7's convergence of the teacher-only flow
     to a specialized maximum ("not settled" when some neurons have not converged by t_max)."""
-    from .verdicts import Claim
+    from ..verdicts import Claim
 
     slope = results["tracking"]["slope"]
     rows = results["coverage"]["rows"]
@@ -406,3 +406,20 @@ def dynamics_claims(results: dict[str, Any], page: str, scale: str) -> list:
               "reproduces" if min(conv) == 1.0 else "not settled",
               f"{100 * min(conv):.0f}–{100 * max(conv):.0f} % of neurons converged by t_max = {results['t_max']:g}"),
     ]
+
+
+def theorem1_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Page 07's record (``save_recorded`` payload) as rows, one ``section`` per experiment:
+    ``flows`` (per K, R), ``coverage`` (per m), ``tracking`` (per epsilon), ``full_network``
+    and ``perturbation`` (per target)."""
+    res, profile = payload["results"], payload["profile"]
+    base = {"figure": "theorem1", "profile": profile}
+    rows = [{**base, "section": "flows", **f} for f in res["flows"]]
+    rows += [{**base, "section": "coverage", "K": res["coverage"]["K"], **r} for r in res["coverage"]["rows"]]
+    tr = res["tracking"]
+    rows += [{**base, "section": "tracking", "K": tr["K"], "R": tr["R"], "m": tr["m"], "T": tr["T"], "eps": e,
+              "tracking_error": err, "slope": tr["slope"]} for e, err in zip(tr["eps"], tr["errors"])]
+    rows.append({**base, "section": "full_network", **res["full_network"]})
+    rows += [{**base, "section": "perturbation", "target": k, "alpha": a, "one_cluster_fraction": v}
+             for k, by_alpha in res["perturbation"].items() for a, v in by_alpha.items()]
+    return rows

@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..gating import MLPGatedRegressor
-from ..kernels import trace_share
-from .cache import Job, ResultCache
-from .methods import _train_mlps, dataset, load_mlp, source_job
-from .recorded import load_recorded, save_recorded
+from ...gating import MLPGatedRegressor
+from ...kernels import trace_share
+from ..cache import Job, ResultCache
+from ..methods import _train_mlps, dataset, load_mlp, source_job
+from ..recorded import load_recorded, save_recorded
 
 __all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables"]
 

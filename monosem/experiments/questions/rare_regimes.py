@@ -15,9 +15,9 @@ import pandas as pd
 import torch
 from matplotlib.ticker import NullFormatter
 
-from ..data import mixed_link_model
+from ...data import mixed_link_model
 from ._tables import fmt, frame
-from .cache import Job
+from ..cache import Job
 
 __all__ = ["RARE_CLUSTERS", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
 

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.ticker import NullLocator
 
 from ._tables import fmt, frame
-from .cache import Job
+from ..cache import Job
 
 __all__ = ["SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "swap_answer", "plot_swaps"]
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .verdicts import scored
-from .cells import width_of
+from ..verdicts import scored
+from ..cells import width_of
 
 __all__ = ["RegimeCell", "regime_cells", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
@@ -257,7 +257,7 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
     """One panel per K: test MSE against n, MLPs per width (solid: widest), kernels and Bayes."""
     import matplotlib.pyplot as plt
 
-    from .. import plots
+    from ... import plots
 
     Ks = sorted({c.K for c in cells})
     widths = _widths(cells)
@@ -326,7 +326,7 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
     stopped, and whether its curve was still falling there."""
     import matplotlib.pyplot as plt
 
-    from .. import plots
+    from ... import plots
 
     mlp = {job: rec for job, rec in records.items() if job.method in MLP_METHODS and rec["metrics"].get("train_curve")}
     panels = sorted({(job.K, width_of(job)) for job in mlp})

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,16 +32,17 @@ import torch
 from matplotlib.ticker import NullFormatter
 from tqdm import tqdm
 
-from ..data import noiseless_routing_mixture
-from ..device import get_device, torch_generator
-from ..kernels import LaplaceKernelRegressor, RFMRegressor
-from ..plots import PAGE_WIDTH
-from ..profiles import Theorem2Sizes, get_profile
-from ..theory.hermite import clipped_ramp_moments
-from ..theory.kernel_bound import kernel_lower_bound
-from ..theory.separation import agop_bayes_lower_bound, ground_truth_agop, mlp_risk_upper_bound
+from ...data import noiseless_routing_mixture
+from ...device import get_device, torch_generator
+from ...kernels import LaplaceKernelRegressor, RFMRegressor
+from ...plots import PAGE_WIDTH
+from ...profiles import Theorem2Sizes, get_profile
+from ...theory.hermite import clipped_ramp_moments
+from ...theory.kernel_bound import kernel_lower_bound
+from ...theory.separation import agop_bayes_lower_bound, ground_truth_agop, mlp_risk_upper_bound
 
 __all__ = [
+    "theorem2_rows",
     "METHODS",
     "FrobeniusMLPConfig",
     "FrobeniusMLP",
@@ -481,8 +483,16 @@ def separation_claims(findings: dict[str, str], page: str, scale: str) -> list:
     (:func:`separation_findings`): "reproduces" when it holds at every exponent and every K,
     "not settled" when in part, "does not reproduce" otherwise. The theorem's limit itself is not
     testable by simulation."""
-    from .verdicts import Claim
+    from ..verdicts import Claim
 
     status = {"yes": "reproduces", "partly": "not settled"}.get(findings["direction_holds"], "does not reproduce")
     return [Claim(page, "Theorem 2's direction at finite size: kernel error grows with K, the MLP's falls with n", scale, status,
                   findings["direction"])]
+
+
+def theorem2_rows(profile: str) -> list[dict[str, Any]]:
+    """Section 4.2's separation experiment at ``profile``: one row per (K, A, n, method)."""
+    P = get_profile(profile)
+    result = run_separation(P.theorem2)
+    return [{"figure": "theorem2", "profile": P.name, **{k: v for k, v in row.items() if not isinstance(v, (list, dict))}}
+            for row in result.rows]

@@ -22,7 +22,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .verdicts import Comparison
+from ..verdicts import Comparison
 
 __all__ = ["CLAIM", "gain_claim"]
 

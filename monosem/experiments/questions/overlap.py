@@ -16,11 +16,11 @@ import pandas as pd
 import torch
 from matplotlib.ticker import NullLocator
 
-from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
-from ..profiles import Profile, get_profile
+from ...data import LABEL_NOISE_VARIANCE, mixed_link_model
+from ...profiles import Profile, get_profile
 from ._tables import fmt, frame
-from .cache import Job, ResultCache
-from .methods import specialization_metrics
+from ..cache import Job, ResultCache
+from ..methods import specialization_metrics
 
 __all__ = ["overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 

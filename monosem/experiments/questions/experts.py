@@ -14,14 +14,16 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullLocator
 
-from ..data import LABEL_NOISE_VARIANCE
-from ..models import forward_flops, matched_dense_width, parameter_count
-from ..profiles import Profile, get_profile
+from ... import plots
+from ...data import LABEL_NOISE_VARIANCE
+from ...models import forward_flops, matched_dense_width, parameter_count
+from ...profiles import Profile, get_profile
+from ..cache import Job
+from ..registry import register_plot
+from ..sweeps import FIGURES, MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
 from ._tables import frame
-from .cache import Job
-from .sweeps import MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
 
-__all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "moe_answer", "plot_moe"]
+__all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "moe_answer", "plot_moe", "plot_moe_figure"]
 
 #: the dense networks of the mixture-of-experts table: (activation, match) -> label (=params: with the
 #: mixture's parameter count, =FLOPs: with its forward FLOPs per example)
@@ -228,6 +230,24 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
     lines += [f"over the grid, {line}" for line in _moe_totals(totals)]
     lines.append(f"(a tie: MoE / dense within {100 * MOE_TIE_BAND:.0f}% of 1; one run per cell, no spread measured)")
     return "\n".join(lines)
+
+
+def plot_moe_figure(P, records: dict, source: str = ""):
+    """Page 10's mixture-of-experts sweep as ``monosem plot moe`` draws it: one panel per K, two
+    per row (:func:`plot_moe`). Two dense cells per activation and (K, n) (matched parameters,
+    matched FLOPs): pooling them by method, as the generic curves do, would mix two networks."""
+    rows = moe_rows(records)
+    if not rows:
+        raise ValueError(f"no results of moe at profile {P.name!r} to draw: run `python -m monosem run moe --profile {P.name}` first")
+    with plots.paper_style():
+        fig, axes = plots.panel_grid(len({r["K"] for r in rows}), panel_height=3.0)
+        plot_moe(rows, list(axes))
+        scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
+        fig.suptitle(FIGURES["moe"].title + scale + (f", {source}" if source else ""), fontsize=8)
+    return fig
+
+
+register_plot("moe", plot_moe_figure)
 
 
 def plot_moe(rows: list[dict[str, Any]], axes) -> None:

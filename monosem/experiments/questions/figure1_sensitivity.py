@@ -45,12 +45,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..atomic import atomic_write_json, quarantine
-from ..checks import check_choice, check_int, check_positive
-from ..data import figure1_model
-from ..models import GATED, MLP, MLPStack
-from ..specialization import PAPER_FIGURE1, active_set, importance, specialization_table
-from ..train import LR_A1, TrainConfig, TrainData, mse, train
+from ...atomic import atomic_write_json, quarantine
+from ...checks import check_choice, check_int, check_positive
+from ...data import figure1_model
+from ...models import GATED, MLP, MLPStack
+from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table
+from ...train import LR_A1, TrainConfig, TrainData, mse, train
 
 __all__ = ["Setting", "SETTINGS", "STUDY_SEEDS", "measure", "run_study", "study_frame", "selected_frame",
            "fingerprints", "paper_distance", "dead_share", "GATED_RATE_FACTORS", "RECORDED_NAME"]
@@ -377,7 +377,7 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
     setting (seed mean; the bars span the seeds), coloured by factor; the paper's value a star."""
     import matplotlib.pyplot as plt
 
-    from .. import plots
+    from ... import plots
 
     paper = PAPER_FIGURE1 if paper is None else paper
     groups: dict[str, str] = {}

@@ -15,20 +15,20 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
-from ..data import figure1_model
-from ..device import get_device
-from ..models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
-from ..profiles import SpecializationSizes
-from ..specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
-from ..train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
+from ...data import figure1_model
+from ...device import get_device
+from ...models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
+from ...profiles import SpecializationSizes
+from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
+from ...train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 
-__all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
+__all__ = ["figure1_rows", "FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
            "Reading", "READINGS", "FIGURE1_READING", "STUDY_READINGS", "reading_ablation", "ablation_scores", "ablation_frame", "ablation_summary",
            "ablation_verdict", "table_rows", "figure_neurons", "paper_comparison_frame", "recorded_name", "paper_scale_verdict",
            "rate_rows", "rate_frame", "importance_spread", "importance_spread_frame", "SPREAD_FRACTIONS",
@@ -107,10 +107,10 @@ READINGS = (
 #: to the paper's whole table (six rows x active share, % A >= .71, % A >= .90). The "zero
 #: readout" reading (``monosem.models``' default initialization) stays available as
 #: ``READINGS[0]`` (the ablations of page 03 start from it). What each unstated choice does to the
-#: table is mapped by :mod:`monosem.experiments.figure1_sensitivity`.
+#: table is mapped by :mod:`monosem.experiments.questions.figure1_sensitivity`.
 FIGURE1_READING = READINGS[2]
 
-#: The readings the sensitivity study (:mod:`monosem.experiments.figure1_sensitivity`) ranks best
+#: The readings the sensitivity study (:mod:`monosem.experiments.questions.figure1_sensitivity`) ranks best
 #: at width 512, for the paper profile: the most cosine cells within 10 points of the paper's
 #: table, and the smallest mean distance to it. ``python -m monosem readings --profile paper
 #: --readings NAME`` trains one.
@@ -605,7 +605,7 @@ def figure1_row_status(rows: list[dict], paper_row: tuple[float, float, float]) 
 def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None = None) -> list:
     """One :class:`~monosem.experiments.verdicts.Claim` per row of the paper's Figure 1, judged on
     ``rows`` (:func:`table_rows`, or a recorded run's rows) by :func:`figure1_row_status`."""
-    from .verdicts import Claim
+    from ..verdicts import Claim
 
     paper = PAPER_FIGURE1 if paper is None else paper
     out = []
@@ -677,3 +677,26 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
                            f"{100 * paper['gelu'][0] / 2048:.0f} % for GELU")
     out["halfrange_relu"], out["halfrange_gated"] = f"{half['relu']:.1f}", f"{half['gated']:.1f}"
     return out
+
+
+def figure1_rows(profile: str) -> list[dict[str, Any]]:
+    """Figure 1's table at ``profile``, one row per (activation branch, seed), beside the paper's
+    cosine columns (``paper_*``, in percent as printed; its D columns are not legible)."""
+    from ...data import figure1_model
+    from ...profiles import get_profile
+    from ...specialization import PAPER_FIGURE1, specialization_table
+
+    P = get_profile(profile)
+    sizes, model = P.specialization, figure1_model()
+    data = figure1_data(sizes)
+    rows = []
+    for act in ("relu", "gelu", "reglu", "swiglu"):
+        run = train_figure1(sizes, act, data=data)
+        for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
+            for r in specialization_table(net, model.directions):
+                paper = PAPER_FIGURE1.get(r.branch, (None, None, None))
+                rows.append({"figure": "fig1", "profile": P.name, "branch": r.branch, "seed": seed, "width": r.width,
+                             "n_active": r.n_active, "frac_A071": r.frac_A071, "frac_A090": r.frac_A090,
+                             "frac_D1": r.frac_D1, "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr,
+                             "paper_n_active": paper[0], "paper_pct_A071": paper[1], "paper_pct_A090": paper[2]})
+    return rows

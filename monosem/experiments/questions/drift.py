@@ -13,13 +13,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..profiles import Profile, get_profile
+from ...data import DRIFT_ANGLES
+from ...profiles import Profile, get_profile
 from ._tables import frame
 
-__all__ = ["DRIFT_ANGLES", "drift_runs", "drift_frame", "drift_findings", "drift_answer"]
+__all__ = ["drift_runs", "drift_frame", "drift_findings", "drift_answer"]
 
-#: the drift angles of page 10's question 5, in degrees (v_c rotated toward a fresh coordinate)
-DRIFT_ANGLES = (30.0, 60.0, 90.0)
 #: the specialization threshold of Figure 1 (A_j >= 1/sqrt 2: half the squared norm on one v_c)
 _A_SPECIALIZED = 0.71
 
@@ -28,7 +27,7 @@ def _phase_data(model, sizes, device):
     """Figure 1's training, validation and test sets (Appendix A.1 sizes and our sample seeds)
     drawn from ``model``: a drifted model gives the same inputs and clusters, new targets."""
     from .specialization import FIGURE1_SAMPLE_SEEDS
-    from ..train import TrainData
+    from ...train import TrainData
 
     x, y, _ = model.sample(sizes.n_train, FIGURE1_SAMPLE_SEEDS["train"], device=device)
     xv, yv, _ = model.sample(sizes.n_val, FIGURE1_SAMPLE_SEEDS["val"], device=device)
@@ -38,7 +37,7 @@ def _phase_data(model, sizes, device):
 
 def _aligned(net, directions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The active neurons of ``net`` (indices), their A_j and maximizing c_j against ``directions``."""
-    from ..specialization import active_set, alignment, importance
+    from ...specialization import active_set, alignment, importance
 
     act = active_set(importance(net))
     A, c = alignment(net.W.detach()[act.to(net.W.device)].double().cpu(), directions)
@@ -50,7 +49,7 @@ def drift_runs(profile: str | Profile, angles=DRIFT_ANGLES, *, activation: str =
 
     On :func:`~monosem.data.figure1_model` (the model of Figure 1, whose neurons specialize
     strongly) a ``activation`` network of the profile's Figure 1 sizes is trained as Appendix A.1
-    (the reading :data:`~monosem.experiments.specialization.FIGURE1_READING`, the A.1 rate, the
+    (the reading :data:`~monosem.experiments.questions.specialization.FIGURE1_READING`, the A.1 rate, the
     validation-selected checkpoint, ``max_steps_relu`` updates for ReLU): phase 1 on the original
     directions; then, for every angle, phase 2 continues the *same* network (a fresh Adam state
     and schedule: a new run started from the phase-1 weights, our choice) on
@@ -60,10 +59,10 @@ def drift_runs(profile: str | Profile, angles=DRIFT_ANGLES, *, activation: str =
     both tasks), and the specialized neurons (A_j >= 0.71): after phase 1 against the old
     directions, after phase 2 against the new ones, and how many of the latter are the same
     neurons re-aligned (same cluster), recruited (not specialized after phase 1), or lost."""
-    from ..data import drifted_model, figure1_model
-    from ..device import get_device
-    from ..models import MLP, MLPStack
-    from ..train import LR_A1, a1_config, mse, train
+    from ...data import drifted_model, figure1_model
+    from ...device import get_device
+    from ...models import MLP, MLPStack
+    from ...train import LR_A1, a1_config, mse, train
     from .specialization import FIGURE1_READING
 
     P = get_profile(profile)

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .verdicts import Claim, Comparison, best_of, combine, compare, per_run
+from ..verdicts import Claim, Comparison, best_of, combine, compare, per_run
 
 __all__ = ["MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "eigenpro_solves", "eigenpro_solves_frame"]

@@ -1,0 +1,25 @@
+"""The questions the pages ask, one module each, on the machinery of :mod:`monosem.experiments`
+(typed cells, cache, runner, recorded results, export, cost estimates).
+
+======================== ==================================================================
+module                   question (page)
+======================== ==================================================================
+``feature_learning``     RFM's gain over the Laplace kernel as K grows (01)
+``specialization``       Figure 1: specialized first-layer neurons (03)
+``figure1_sensitivity``  what moves Figure 1's table: the sensitivity study (03)
+``sample_efficiency``    Figures 2 and 6: sample efficiency as K grows (04)
+``regime``               the regime map: MLPs against the oracles as n grows (04)
+``learned_gates``        Figure 4: MLP-gated local predictors (05)
+``gated_metric``         why the gated RFM's metric updates hurt at K = 2 (05)
+``theorem1_dynamics``    Theorem 1, part II: the dynamics of Lemmas 7-9 (07)
+``theorem2_separation``  Theorem 2: the separation experiment (08)
+``overlap``              overlapping clusters (09)
+``rare_regimes``         rare regimes under a Zipf law (09)
+``routing_or_features``  the gated pipeline with its routing or features swapped (09)
+``experts``              an explicit mixture of experts at matched compute (10)
+``drift``                drifting directions (10)
+======================== ==================================================================
+
+The machinery never imports a question: a question registers what the machinery needs of it
+(its methods, figures and plots, :mod:`monosem.experiments.registry`).
+"""

@@ -1,0 +1,41 @@
+"""The package's layering: nothing imports upward. The experiment machinery never imports a
+question module (a question registers what the machinery needs of it), and nothing below the
+experiments imports them."""
+
+import ast
+from pathlib import Path
+
+import monosem
+
+ROOT = Path(monosem.__file__).parent
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, absolute (relative imports resolved against its package)."""
+    package = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            out.add(module)
+            out |= {f"{module}.{a.name}" for a in node.names}
+    return out
+
+
+def test_the_machinery_never_imports_a_question():
+    machinery = [p for p in (ROOT / "experiments").glob("*.py")]
+    assert machinery
+    for path in machinery:
+        upward = {m for m in _imports(path) if m.startswith("monosem.experiments.questions")}
+        assert not upward, f"{path.name} imports {sorted(upward)}"
+
+
+def test_nothing_below_the_experiments_imports_them():
+    lower = [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] not in ("experiments", "__main__.py", "book.py")]
+    assert lower
+    for path in lower:
+        upward = {m for m in _imports(path) if m.startswith("monosem.experiments")}
+        assert not upward, f"{path.relative_to(ROOT)} imports {sorted(upward)}"
