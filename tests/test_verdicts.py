@@ -99,3 +99,15 @@ def test_published_claims_are_what_the_status_page_loads(tmp_path, monkeypatch):
     assert [Claim(**r) for r in loaded.to_dict("records")] == rows
     box = verdict_box(rows).data
     assert box.startswith(":::{admonition}") and "**not settled**" in box and box.count("\n| ") == 3
+
+
+def test_finding_1_judges_figure_2s_networks_over_their_runs():
+    """Findings 1a and 1b are Figure 2's: the best of ReLU and ReGLU over every run, even where a
+    Figure 6 network (one run) has the lower mean."""
+    table = {(m, 50, 100, r): _rec(v) for r in range(3) for m, v in (("mlp-relu", 0.4), ("mlp-reglu", 0.3), ("rfm", 1.0),
+                                                                     ("oracle-rfm", 0.1))}
+    table[("mlp-swiglu", 50, 100, 0)] = _rec(0.01)
+    found = findings(_records(table), [50], 100)
+    (c1a,), (c1b,) = found.parts["1a"], found.parts["1b"]
+    assert (c1a.a, c1a.b, c1a.runs) == ("mlp-reglu", "rfm", 3) and c1a.status == "reproduces"
+    assert (c1b.a, c1b.b, c1b.runs) == ("mlp-reglu", "oracle-rfm", 3) and c1b.status == "does not reproduce"
