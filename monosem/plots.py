@@ -130,11 +130,18 @@ METHOD_STYLES = {
 }
 
 
+#: the lowest a +-1 std band reaches on a log axis, as a fraction of the mean (:func:`efficiency_panel`)
+BAND_FLOOR = 0.1
+
+
 def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: float | None = None) -> None:
     """One panel of Figures 2/4/6: test MSE against n on log-log axes, shaded +-1 std.
 
     ``curves`` maps a method name to ``(ns, mean, std)``; styles come from :data:`METHOD_STYLES`.
-    ``noise`` draws the label-noise variance as a thin horizontal line.
+    ``noise`` draws the label-noise variance as a thin horizontal line. A band whose lower edge
+    mean - std falls below a tenth of the mean (a spread as large as the mean, over a few runs) is
+    cut there: on the log axis it would otherwise reach the bottom of the panel and hide the other
+    curves.
     """
     for method, (ns, mean, std) in curves.items():
         ns, mean, std = to_numpy(ns), to_numpy(mean), to_numpy(std)
@@ -142,7 +149,7 @@ def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: floa
         style.setdefault("ls", "-")
         ax.plot(ns, mean, ms=4, lw=1.4, **style)
         if np.any(std > 0):
-            lo = np.clip(mean - std, a_min=mean * 1e-3, a_max=None)
+            lo = np.clip(mean - std, a_min=mean * BAND_FLOOR, a_max=None)
             ax.fill_between(ns, lo, mean + std, color=style.get("color"), alpha=0.15, lw=0)
     if noise is not None:
         ax.axhline(noise, color="grey", lw=0.8, ls="-.", label="noise level")
