@@ -145,3 +145,15 @@ def test_mlp_keys_name_the_training_step_revision_of_their_profile():
     assert gated.config()["spec"]["source"]["step_revision"] == STEP_REVISION  # the source network's own key
     moe = [j for j in sweep("moe", "cpu") if j.method.startswith("moe-")]
     assert moe and all(j.spec.network.step_revision == 1 for j in moe)
+
+
+def test_a_stack_never_mixes_data_models():
+    """Networks of one stack share one pool per (K, run): cells of the rare-regime or overlap grid
+    that differ only in their Zipf exponent or separation train in different stacks."""
+    from monosem.experiments.methods import plan
+
+    for figure in ("zipf", "overlap"):
+        jobs = [j for j in sweep(figure, "smoke") if j.method == "mlp-relu"]
+        for batch in plan(jobs):
+            assert len({(j.data.gamma, j.data.zipf, j.data.n_test, j.data.dtype) for j in batch}) == 1
+        assert len(plan(jobs)) >= 2

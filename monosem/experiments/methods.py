@@ -13,6 +13,7 @@ stacks its networks through :func:`plan`; a new method registers its own computa
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -521,8 +522,8 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     if not jobs:
         return []
     if jobs[0].method.startswith(("mlp-", "moe-")):
-        if any(j.method != jobs[0].method or j.spec != jobs[0].spec for j in jobs):
-            raise ValueError("a batch of MLP or mixture-of-experts cells must share the method and every setting")
+        if any(_stack_key(j) != _stack_key(jobs[0]) for j in jobs):
+            raise ValueError("a batch of MLP or mixture-of-experts cells must share the method, every setting and the data model")
         out = (_train_mlps if jobs[0].method.startswith("mlp-") else _train_moes)(jobs, cache)
     else:
         out = []
@@ -534,6 +535,14 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     return out
 
 
+def _stack_key(job: Job) -> tuple:
+    """What the networks of one stack share: the method, its spec, and the data model and test
+    set (everything of the data but K, n and run: a stack draws one pool per (K, run) and trains
+    model i on its first n_i examples)."""
+    data = dataclasses.replace(job.data, K=0, n=0, run=0)
+    return job.method, job.spec, data
+
+
 def plan(jobs: list[Job]) -> list[list[Job]]:
     """Batches for :func:`compute_many`: MLP cells with the same method and settings are stacked
     (at most :func:`max_stack` per stack, largest n first), before the gated cells that need them;
@@ -542,7 +551,7 @@ def plan(jobs: list[Job]) -> list[list[Job]]:
     others = []
     for job in jobs:
         if job.method.startswith(("mlp-", "moe-")):
-            groups[(job.method, job.profile, job.spec)].append(job)
+            groups[(*_stack_key(job), job.profile)].append(job)
         else:
             others.append(job)
     batches = []
