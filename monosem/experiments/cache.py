@@ -27,6 +27,7 @@ from typing import Any, Iterable
 
 from ..atomic import atomic_write_json, quarantine
 from .cells import DataSpec, spec_config
+from .legacy import legacy_config
 
 __all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir",
            "atomic_write_json", "job_key"]
@@ -67,7 +68,8 @@ class Job:
     def __post_init__(self) -> None:
         if not isinstance(self.data, DataSpec):
             raise TypeError(f"Job.data must be a DataSpec, got {type(self.data).__name__}")
-        spec_config(self.spec)  # a dataclass instance or None
+        if self.spec is not None and (not dataclasses.is_dataclass(self.spec) or isinstance(self.spec, type)):
+            raise TypeError(f"Job.spec must be a frozen dataclass instance or None, got {type(self.spec).__name__}")
         try:
             hash(self.spec)
         except TypeError:
@@ -159,8 +161,6 @@ class ResultCache:
     def _found(self, job: Job) -> tuple[Path, dict[str, Any]] | None:
         """The file holding ``job``'s result and the configuration it must hold: under the
         current key, else under the key spelled before the specs were typed (:mod:`.legacy`)."""
-        from .legacy import legacy_config
-
         path = self.path(job)
         if path.exists():
             return path, job.config()

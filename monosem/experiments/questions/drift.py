@@ -132,6 +132,12 @@ def drift_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame(out, list(_DRIFT_COLUMNS), "angle (degrees)")
 
 
+def _drift_verdict(r: dict[str, Any]) -> tuple[str, float]:
+    """At one angle: whether the phase-2 specialized neurons are mostly re-aligned or recruited,
+    and the continued / scratch test MSE (below 1: phase 1 helps the drifted task)."""
+    return "re-aligned" if r["realigned"] >= r["recruited"] else "recruited", r["continued_test"] / r["scratch_test"]
+
+
 def drift_answer(rows: list[dict[str, Any]]) -> str:
     """The question's answer in one line per angle: whether the phase-2 specialized neurons are
     mostly re-aligned or recruited, and whether phase 1 helps the drifted task."""
@@ -140,9 +146,9 @@ def drift_answer(rows: list[dict[str, Any]]) -> str:
         if r["spec_phase2"] == 0:
             out.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
             continue
-        ratio = r["continued_test"] / r["scratch_test"]
-        out.append(f"{r['angle']:g} degrees: mostly {'re-aligned' if r['realigned'] >= r['recruited'] else 'recruited'}, "
-                   f"phase 1 {'helps' if ratio < 1 else 'hurts'} (continued / scratch {ratio:.2f})")
+        which, ratio = _drift_verdict(r)
+        out.append(f"{r['angle']:g} degrees: mostly {which}, phase 1 {'helps' if ratio < 1 else 'hurts'} "
+                   f"(continued / scratch {ratio:.2f})")
     return "; ".join(out) or "no angle computed yet"
 
 
@@ -157,8 +163,7 @@ def drift_findings(rows: list[dict[str, Any]]) -> str:
         if total == 0:
             lines.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
             continue
-        which = "re-aligned" if r["realigned"] >= r["recruited"] else "recruited"
-        ratio = r["continued_test"] / r["scratch_test"]
+        which, ratio = _drift_verdict(r)
         lines.append(f"{r['angle']:g} degrees: of the {total} specialized neurons {100 * r['realigned'] / total:.0f}% "
                      f"re-aligned, {100 * r['recruited'] / total:.0f}% recruited")
         lines.append(f"  -> mostly {which}")

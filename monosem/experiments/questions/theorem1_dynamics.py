@@ -24,7 +24,7 @@ from scipy import stats
 from ... import plots, theory
 
 __all__ = ["theorem1_rows", "FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
-           "converged_labels", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking", "full_network",
+           "converged_labels", "label_counts", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking", "full_network",
            "plot_full_network", "perturbation", "plot_perturbation", "dynamics_results", "recorded_header", "dynamics_tables", "dynamics_numbers", "dynamics_claims", "RECORD_COMMAND"]
 
 RECORD_COMMAND = "papermill notebooks/07_theorem1_dynamics.ipynb /tmp/07.ipynb -p profile paper -p record True"
@@ -142,22 +142,29 @@ def plot_distance_fit(fit: DistanceFit):
 
 def converged_labels(summary: dict, K: int) -> np.ndarray:
     """The selected clusters of every converged teacher-only neuron at ``K``, pooled over R."""
-    return np.concatenate([s["labels"][s["conv"]] for (k, _), s in summary.items() if k == K])
+    return np.concatenate([np.asarray(s["labels"])[np.asarray(s["conv"])] for (k, _), s in summary.items() if k == K])
+
+
+def label_counts(summary: dict) -> dict[int, tuple[np.ndarray, float]]:
+    """Per K, how many converged neurons select each cluster and the chi-square p-value of
+    uniform labels (Lemma 8's premise)."""
+    out = {}
+    for K in sorted({K for K, _ in summary}):
+        counts = np.bincount(converged_labels(summary, K), minlength=K)
+        out[K] = counts, float(stats.chisquare(counts).pvalue)
+    return out
 
 
 def plot_label_counts(summary: dict):
     """Per K, how many converged neurons select each cluster, with the chi-square p-value of
-    uniform labels (Lemma 8's premise)."""
-    Ks = sorted({K for K, _ in summary})
+    uniform labels (:func:`label_counts`)."""
+    counted = label_counts(summary)
     with plots.paper_style():
-        fig, axes = plots.panel_grid(len(Ks), panel_height=2.8)
-        for ax, K in zip(axes, Ks):
-            labels = converged_labels(summary, K)
-            counts = np.bincount(labels, minlength=K)
+        fig, axes = plots.panel_grid(len(counted), panel_height=2.8)
+        for ax, (K, (counts, p)) in zip(axes, counted.items()):
             ax.bar(range(K), counts, color=plots.cluster_colors(K))
-            ax.axhline(labels.size / K, color="k", ls="--", lw=0.8)
-            ax.set(xlabel="selected cluster $J$", ylabel="neurons",
-                   title=f"K = {K}: {labels.size} neurons,\n$\\chi^2$ p = {stats.chisquare(counts).pvalue:.2f}")
+            ax.axhline(counts.sum() / K, color="k", ls="--", lw=0.8)
+            ax.set(xlabel="selected cluster $J$", ylabel="neurons", title=f"K = {K}: {counts.sum()} neurons,\n$\\chi^2$ p = {p:.2f}")
     return fig
 
 
@@ -299,11 +306,7 @@ def dynamics_results(
     ``interaction_rel_se``. ``perturbation[k, alpha]``: the specialization index of every neuron
     for the target (1 - alpha) h3 + alpha h_k.
     """
-    Ks = sorted({K for K, _ in flows})
-    chi2 = {}
-    for K in Ks:
-        labels = np.concatenate([np.asarray(s["labels"])[np.asarray(s["conv"])] for (k, _), s in flows.items() if k == K])
-        chi2[K] = float(stats.chisquare(np.bincount(labels, minlength=K)).pvalue)
+    chi2 = {K: p for K, (_, p) in label_counts(flows).items()}
     ms = [int(m) for m in coverage["ms"]]
     rows = [{"m": m, "simulated": float(coverage["simulated"][m - 1]), "exact": float(coverage["exact"][m - 1]),
              "bound": float(coverage["bounds"][m - 1][0]), "bound_exp": float(coverage["bounds"][m - 1][1])}
