@@ -54,3 +54,67 @@ def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():
     assert frame["stopped at (updates)"].tolist() == [1000, 400] and frame["stop reason"].tolist() == ["cap", "?"]
     empty = stopping_frame([])
     assert empty.empty and list(empty.columns) == list(frame.columns)
+
+
+def test_stopping_note_counts_the_capped_cells_and_their_distance_to_the_target():
+    from monosem.experiments.questions.sample_efficiency import stopping_note
+
+    rows = [{"K": 2, "reason": "cap", "train_mse": 8e-4, "target": 4e-4},
+            {"K": 10, "reason": "cap", "train_mse": 1.2e-3, "target": 4e-4},
+            {"K": 50, "reason": "plateau", "train_mse": 2e-3, "target": 4e-4}]
+    assert stopping_note(rows) == ("2 of 3 MLP cells stopped at the update cap\n"
+                                   "K >= 10: 1 of 2 at the cap, training MSE 3.0-5.0x the target")
+    assert stopping_note(rows[:1]) == "1 of 1 MLP cells stopped at the update cap"
+
+
+def test_the_long_runs_findings_are_judged_per_complete_size_under_both_rules():
+    from monosem.experiments.questions import sample_efficiency as se
+    from monosem.profiles import get_profile
+
+    L = get_profile("long")
+    records = se.recorded_long(L)
+    found = se.findings_by_size(records, L.sample_efficiency.Ks, L.sample_efficiency.ns)
+    sizes = sorted({n for n, _ in found})
+    assert 20_000 in sizes and set(found) == {(n, r) for n in sizes for r in ("best", "last")}
+    for (n, rule), f in found.items():
+        assert f.n == n and f.rule == rule
+        assert f.table()["verdict"].tolist() == se.findings(records, L.sample_efficiency.Ks, n, rule).table()["verdict"].tolist()
+    rules = se.rules_frame(found)
+    assert list(rules.columns) == [f"n = {n}, {r} iteration{'s' if r == 'best' else ''}" for n in sizes for r in ("best", "last")]
+    numbers = se.long_numbers(found, records, L.sample_efficiency.Ks)
+    c = found[(20_000, "best")].parts["1b"][0]
+    assert numbers["f1b_ratio_20k"] == f"{c.mean_ratio:.1f}" and numbers["f1b_runs_20k"] == c.runs
+    assert float(numbers["f1b_smallK_lo"]) <= float(numbers["f1b_smallK_hi"]) and numbers["oracle_factor"] == "2"
+    assert "recorded:" in se.recorded_runs_note(records, L)
+
+
+def test_the_rate_at_the_stop_reads_the_cosine_schedule():
+    from monosem.experiments.questions.sample_efficiency import rate_at_stop, recorded_long
+    from monosem.profiles import get_profile
+    from monosem.train import cosine_lr
+
+    L = get_profile("long")
+    se = L.sample_efficiency
+    numbers, frame = rate_at_stop(recorded_long(L), se)
+    at_min = cosine_lr(se.min_steps, se.max_steps, 1.0, 0.01)
+    assert numbers["rate_at_min_steps"] == f"{100 * at_min:.0f}" and numbers["share_at_min_steps"] == f"{at_min:.3f}"
+    assert 0 < float(numbers["median_rate_at_stop"]) <= 100
+    assert list(frame.columns) == ["stop_step", "rate at the stop / initial"] and frame.index.names == ["method", "K"]
+
+
+def test_paper_cost_frame_lists_hours_longest_first_and_the_total():
+    from monosem.experiments.estimate import paper_cost_frame
+
+    frame = paper_cost_frame({"rfm": 7200.0, "mlp-relu": 36_000.0})
+    assert frame.index.tolist() == ["mlp-relu", "rfm", "total"]
+    assert frame.iloc[:, 0].tolist() == pytest.approx([10.0, 2.0, 12.0])
+
+
+def test_the_regime_maps_oracle_ratios_are_per_width():
+    from monosem.experiments.questions.regime import RegimeCell, mlp_oracle_ratios
+
+    cell = RegimeCell(50, 100_000, runs=1, mlp={("mlp-relu", 256): {"test_mse": 4.0}, ("mlp-reglu", 256): {"test_mse": 3.0},
+                                                ("mlp-relu", 1024): {"test_mse": 2.0}},
+                      kernels={"oracle-rfm": 1.0, "oracle-laplace": 1.5})
+    assert mlp_oracle_ratios([cell], 50, 100_000) == [3.0, 2.0]
+    assert mlp_oracle_ratios([cell], 10, 100_000) == []

@@ -59,6 +59,7 @@ from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width,
 
 __all__ = [
     "paper_cost_estimate",
+    "paper_cost_frame",
     "DeviceModel",
     "CPU_THREAD",
     "T4",
@@ -98,6 +99,13 @@ def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Pr
             total += secs * scale
         out[method] = total
     return out
+
+
+def paper_cost_frame(seconds: dict[str, float]) -> pd.DataFrame:
+    """:func:`paper_cost_estimate` (merged over figures) as a table of hours per method, longest
+    first, with the total as the last row."""
+    hours = pd.Series(seconds, name="hours at the paper profile").sort_values(ascending=False) / 3600
+    return pd.concat([hours, pd.Series({"total": hours.sum()}, name=hours.name)]).rename_axis("method").to_frame()
 
 @dataclass(frozen=True)
 class DeviceModel:

@@ -30,7 +30,7 @@ the numbers say.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -41,8 +41,10 @@ from ...kernels import trace_share
 from ..cache import Job, ResultCache
 from ..methods import _train_mlps, dataset, load_mlp, source_job
 from ..recorded import load_recorded, save_recorded
+from ..verdicts import scored
 
-__all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables"]
+__all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables", "shown_mse",
+           "diagnosis_numbers"]
 
 #: the two starting metrics compared: the paper's learned features (G_c) and the identity
 FEATURE_STARTS = {"G_c (paper)": "learned", "identity": "isotropic"}
@@ -133,3 +135,47 @@ def diagnosis_tables(payload: dict[str, Any] | None) -> tuple[pd.DataFrame, pd.D
     metric = (pd.DataFrame(rows).reindex(columns=["K", "n", "run", "start", "iteration", *columns])
               .groupby(["K", "n", "run", "start", "iteration"])[columns].mean() if rows else pd.DataFrame())
     return (mse.set_index(["K", "n", "run", "start"]) if len(mse) else mse), metric
+
+
+#: the test-MSE columns the page shows of :func:`diagnosis_tables`
+SHOWN_COLUMNS = ("iteration 0", "iteration 3", "misrouted test points")
+
+
+def shown_mse(mse: pd.DataFrame) -> pd.DataFrame:
+    """The page's view of the diagnosis's test MSEs: iterations 0 and 3 (with their misrouted and
+    rightly routed parts) and the misrouted test points."""
+    if not len(mse):
+        return mse
+    return mse[[c for c in mse.columns if c.startswith(SHOWN_COLUMNS[:2]) or c == SHOWN_COLUMNS[2]]]
+
+
+def _per_run(values: pd.Series, fmt: str) -> str:
+    return ", ".join(f"{fmt.format(v)} (run {r})" for r, v in values.items()) or "not recorded"
+
+
+def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K: int = 2, n: int = 20_000) -> dict[str, str]:
+    """The numbers the page's prose quotes at (K, n), every recorded run: the gated RFM's test MSE
+    at iterations 0 and 3 from G_c (``dg_g*``) and from the identity (``dg_i*``), its misrouted
+    test points and their share of the error, the error on the rightly routed points, the RFM
+    oracle's test MSE (best iteration, from ``records``), and the metric's share of trace on v_c
+    (iterations 0 and 3) and on the routing block (iteration 0)."""
+    learned, iso = list(FEATURE_STARTS)
+    out: dict[str, str] = {}
+    at = mse.xs((K, n), level=("K", "n")) if len(mse) else None
+    for key, col, start, fmt in (("dg_g0", "iteration 0", learned, "{:.2g}"), ("dg_g3", "iteration 3", learned, "{:.2g}"),
+                                 ("dg_i0", "iteration 0", iso, "{:.2g}"), ("dg_i3", "iteration 3", iso, "{:.2g}"),
+                                 ("dg_mis", "misrouted test points", learned, "{:.0f}"),
+                                 ("dg_share0", "iteration 0, misrouted share", learned, "{:.0%}"),
+                                 ("dg_share3", "iteration 3, misrouted share", learned, "{:.0%}"),
+                                 ("dg_right0", "iteration 0, rightly routed", learned, "{:.2g}"),
+                                 ("dg_right3", "iteration 3, rightly routed", learned, "{:.2g}")):
+        sel = at.xs(start, level="start") if at is not None else None
+        out[key] = "not recorded" if sel is None or sel.empty else _per_run(sel[col], fmt)
+    oracle = {j.run: scored(r, "best") for j, r in records.items() if j.method == "oracle-rfm" and j.K == K and j.n == n}
+    out["dg_oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
+    shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None
+    for key, col, t in (("dg_share_v0", "share on v_c", 0), ("dg_share_v3", "share on v_c", 3),
+                        ("dg_routing0", "share on the routing block", 0)):
+        out[key] = "not recorded" if shares is None else _per_run(
+            pd.Series({r: v for (r, it), v in shares[col].items() if it == t and v == v}), "{:.2f}")
+    return out

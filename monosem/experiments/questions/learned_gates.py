@@ -8,14 +8,19 @@ clusters), which the paper does not report.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from ..verdicts import Claim, Comparison, combine, compare, per_run
+from ...profiles import Profile
+from ..recorded import load_recorded_cells
+from ..results import curve_table, with_spread
+from ..sweeps import sweep
+from ..verdicts import RFM_RULES, Claim, Comparison, combine, compare, per_run
 
-__all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims"]
+__all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
+           "FIGURE4_LOCAL", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
 
 #: the paper's Section 3.3 finding, in one line
 CLAIM = "MLP-gated local RFM beats global RFM at every K"
@@ -68,3 +73,54 @@ def metric_updates(records: Mapping, K: int, n: int) -> pd.DataFrame:
             mean = np.mean(np.asarray(its, dtype=float), axis=0)
             rows[method] = {f"iteration {t}": v for t, v in enumerate(mean)} | {"runs": len(its), "last / first": mean[-1] / mean[0]}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+# --- the page: Figure 4's tables and the recorded long run -------------------------------------
+
+#: Figure 4's methods, in the page's two tables: the network and the global kernels, then the
+#: gated local predictors and the oracles
+FIGURE4_GLOBAL = ("mlp-relu", "laplace", "rfm")
+FIGURE4_LOCAL = ("gated-laplace", "gated-rfm", "oracle-laplace", "oracle-rfm")
+#: the methods every K of a training size needs before the long run's finding is judged there
+_NEEDED = ("gated-rfm", "rfm", "oracle-rfm")
+
+
+def curve_frames(records: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 4 as two tables of ``mean ± std`` test MSE over runs, every RFM variant scored by its
+    best iteration: the ReLU network and the global kernels, then the gated predictors and oracles."""
+    return (with_spread(curve_table(records, list(FIGURE4_GLOBAL))), with_spread(curve_table(records, list(FIGURE4_LOCAL))))
+
+
+def recorded_long(profile: Profile) -> dict:
+    """The recorded cells of Figure 4 at ``profile`` (``long``): ``{job: record}``."""
+    return load_recorded_cells(sweep("fig4", profile), profile.name)
+
+
+def tables_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], pd.DataFrame]:
+    """:func:`gates_table` at every training size of ``ns`` where every K has the gated RFM, global
+    RFM and the RFM oracle, under both RFM scoring rules: ``{(n, rule): table}``."""
+    Ks = list(Ks)
+    complete = [n for n in ns
+                if all(any(j.method == m and j.K == K and j.n == n for j in records) for m in _NEEDED for K in Ks)]
+    return {(n, rule): gates_table(records, Ks, n, rule) for n in complete for rule in RFM_RULES}
+
+
+def rules_frame(tables: Mapping[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:
+    """The gated over global RFM ratio (ratio of means) per K, one column per (n, rule)."""
+    return pd.DataFrame({f"n = {n}, {rule}": t["gated / global"] for (n, rule), t in tables.items()})
+
+
+def long_numbers(tables: Mapping[tuple[int, str], pd.DataFrame], big_Ks: tuple[int, ...] = (10, 50)) -> dict[str, Any]:
+    """The numbers the page's prose quotes, per training size (``<n/1000>k``): at K = 2 the gated
+    over global ratio under both rules, the runs and the gate ARI; at ``big_Ks`` the smallest and
+    largest factor by which the gated RFM beats global RFM."""
+    out: dict[str, Any] = {}
+    for n in sorted({n for n, _ in tables}):
+        k, best = n // 1000, tables[(n, "best")]
+        for rule in RFM_RULES:
+            out[f"k2_{rule}_{k}k"] = f"{tables[(n, rule)].loc[2, 'gated / global']:.2f}"
+        out[f"k2_runs_{k}k"] = int(best.loc[2, "runs"])
+        out[f"k2_ari_{k}k"] = f"{best.loc[2, 'gate ARI']:.3f}"
+        out[f"big_K_lo_{k}k"] = f"{1 / best.loc[list(big_Ks), 'gated / global'].max():.0f}"
+        out[f"big_K_hi_{k}k"] = f"{1 / best.loc[list(big_Ks), 'gated / global'].min():.0f}"
+    return out

@@ -25,7 +25,7 @@ import pandas as pd
 from ..verdicts import scored
 from ..cells import width_of
 
-__all__ = ["RegimeCell", "regime_cells", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
+__all__ = ["RegimeCell", "regime_cells", "mlp_oracle_ratios", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
 
 #: the MLPs of the map, with the label used in its tables
@@ -105,6 +105,16 @@ def regime_cells(records: dict) -> list[RegimeCell]:
                 cell.seconds[key] = float(np.mean([v[1] for v in vals]))
         cells.append(cell)
     return cells
+
+
+def mlp_oracle_ratios(cells: list[RegimeCell], K: int, n: int) -> list[float]:
+    """At (K, n): per network width (ascending) the best MLP's test MSE over the better oracle's
+    (:meth:`RegimeCell.best_oracle`); empty where the map has no such cell."""
+    cell = next((c for c in cells if c.K == K and c.n == n), None)
+    if cell is None:
+        return []
+    return [min(v["test_mse"] for (_, w), v in cell.mlp.items() if w == width) / cell.best_oracle()
+            for width in sorted({w for (_, w) in cell.mlp})]
 
 
 def _widths(cells: list[RegimeCell]) -> list[int]:

@@ -11,16 +11,24 @@ the page come from one definition:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from ..verdicts import Claim, Comparison, best_of, combine, compare, per_run
+from ...profiles import Profile
+from ...train import cosine_lr
+from ..recorded import load_recorded_cells
+from ..results import curve_table, with_spread
+from ..sweeps import sweep
+from ..verdicts import RFM_RULES, Claim, Comparison, best_of, combine, compare, per_run
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
-           "eigenpro_solves", "eigenpro_solves_frame"]
+           "eigenpro_solves", "eigenpro_solves_frame", "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
+           "recorded_long", "recorded_runs_note", "findings_by_size", "rules_frame", "long_numbers", "rate_at_stop",
+           "oracle_solves_numbers"]
 
 MLPS = ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu")
 #: the networks of Figure 2, whose findings 1a and 1b are: "the best MLP" is the better of these
@@ -172,3 +180,100 @@ def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                            r["train_mse"], bool(r["converged"])] for r in rows], columns=columns)
     return frame.astype({"K": int, "n": int, "cluster": "Int64", "iteration": "Int64", "epochs": int, "step halvings": int,
                          "training MSE": float, "reached the target": bool})
+
+
+# --- the page: the live figures' tables and the recorded long run ------------------------------
+
+#: the methods of Figures 2 and 6, networks first (the page's two curve tables)
+NETWORK_COLUMNS = MLPS + ("bayes",)
+KERNEL_COLUMNS = ("laplace", "rfm", "oracle-laplace", "oracle-rfm", "bayes")
+#: the methods every K of a training size needs before the long run's findings are judged there
+_NEEDED = ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm")
+
+
+def curve_frames(records: Mapping, metric: str = "test_mse") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figures 2 and 6 as two tables of ``mean ± std`` over runs: the networks (with Bayes), then
+    the kernel methods (with Bayes); every RFM variant scored by its best iteration."""
+    return (with_spread(curve_table(records, list(NETWORK_COLUMNS), metric=metric)),
+            with_spread(curve_table(records, list(KERNEL_COLUMNS), metric=metric)))
+
+
+def stopping_note(rows: list[dict[str, Any]]) -> str:
+    """How many MLP cells of :func:`stopping_summary` stopped at the update cap, and at K >= 10 how
+    far their training MSE stayed above the target."""
+    capped = sum(r["reason"] == "cap" for r in rows)
+    text = f"{capped} of {len(rows)} MLP cells stopped at the update cap"
+    big = [r for r in rows if r["K"] >= 10]
+    if big:
+        ratios = [r["train_mse"] / r["target"] for r in big]
+        text += (f"\nK >= 10: {sum(r['reason'] == 'cap' for r in big)} of {len(big)} at the cap, "
+                 f"training MSE {min(ratios):.1f}-{max(ratios):.1f}x the target")
+    return text
+
+
+def recorded_long(profile: Profile) -> dict:
+    """The recorded cells of Figures 2 and 6 at ``profile`` (``long``): ``{job: record}``."""
+    return load_recorded_cells(sweep("fig2", profile) + sweep("fig6", profile), profile.name)
+
+
+def recorded_runs_note(records: Mapping, profile: Profile) -> str:
+    """How much of the long run is recorded, and which runs have all six cells of the networks and
+    global RFM at K = 2, 10 and 50, per training size."""
+    jobs = set(sweep("fig2", profile) + sweep("fig6", profile))
+    runs_at = Counter((j.n, j.run) for j in records if j.K in (2, 10, 50) and j.method in ("mlp-relu", "rfm"))
+    complete = {n: sorted(r for (m, r), c in runs_at.items() if m == n and c == 6) for n in profile.sample_efficiency.ns}
+    return (f"recorded: {len(records)} of {len(jobs)} cells of Figures 2 and 6 at profile {profile.name}\n"
+            f"runs with the networks and global RFM at K = 2, 10, 50, per n: {complete}")
+
+
+def findings_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], Findings]:
+    """The findings at every training size of ``ns`` where every K has the networks, global RFM and
+    the RFM oracle, under both RFM scoring rules: ``{(n, rule): Findings}``."""
+    Ks = list(Ks)
+    complete = [n for n in ns
+                if all(any(j.method == m and j.K == K and j.n == n for j in records) for m in _NEEDED for K in Ks)]
+    return {(n, rule): findings(records, Ks, n, rule) for n in complete for rule in RFM_RULES}
+
+
+def rules_frame(found: Mapping[tuple[int, str], Findings]) -> pd.DataFrame:
+    """Every finding's verdict under both RFM scoring rules, one column per (n, rule)."""
+    return pd.DataFrame({f"n = {n}, {rule} iteration{'s' if rule == 'best' else ''}": f.table()["verdict"]
+                         for (n, rule), f in found.items()}).fillna("not run")
+
+
+def long_numbers(found: Mapping[tuple[int, str], Findings], records: Mapping, Ks: Iterable[int]) -> dict[str, str]:
+    """The numbers the page's prose quotes from the long run: finding 1b's mean ratio and run count
+    per training size, and at K = 1 and 2 the range of the best MLP's ratio to the oracle and
+    global RFM's largest ratio to it."""
+    sizes = sorted({n for n, _ in found})
+    out = {}
+    for n in sizes:
+        c = found[(n, "best")].parts["1b"][0]
+        out[f"f1b_ratio_{n // 1000}k"], out[f"f1b_runs_{n // 1000}k"] = f"{c.mean_ratio:.1f}", c.runs
+    small_K = [findings_table(records, [K], n).iloc[0] for n in sizes for K in (1, 2) if K in Ks]
+    if small_K:
+        out["f1b_smallK_lo"] = f"{min(r['best MLP / oracle'] for r in small_K):.2f}"
+        out["f1b_smallK_hi"] = f"{max(r['best MLP / oracle'] for r in small_K):.2f}"
+        out["rfm_smallK_hi"] = f"{max(r['global RFM mean'] / r['oracle mean'] for r in small_K):.1f}"
+    return out | {"oracle_factor": f"{ORACLE_FACTOR:g}"}
+
+
+def rate_at_stop(records: Mapping, sizes) -> tuple[dict[str, str], pd.DataFrame]:
+    """The cosine schedule's rate (a share of the initial rate; decay to 1/100 over
+    ``sizes.max_steps``, Appendix A.2) after ``sizes.min_steps`` updates and where each MLP cell
+    stopped: the page's numbers (percent, and the share after ``min_steps``) and the median stop step and rate per method and K."""
+    at_min = cosine_lr(sizes.min_steps, sizes.max_steps, 1.0, 0.01)
+    stops = pd.DataFrame(stopping_summary(records))
+    stops["rate at the stop / initial"] = [cosine_lr(s, sizes.max_steps, 1.0, 0.01) for s in stops["stop_step"]]
+    numbers = {"rate_at_min_steps": f"{100 * at_min:.0f}", "share_at_min_steps": f"{at_min:.3f}",
+               "median_rate_at_stop": f"{100 * stops['rate at the stop / initial'].median():.0f}"}
+    return numbers, stops.groupby(["method", "K"])[["stop_step", "rate at the stop / initial"]].median()
+
+
+def oracle_solves_numbers(solves: pd.DataFrame, regime: list, K: int = 10, n: int = 200_000) -> dict[str, Any]:
+    """At (K, n) of the regime map: how many of the RFM oracle's EigenPro solves missed their
+    target, of how many, and the oracle's test MSE at iterations 0-3 (run means)."""
+    local = solves[(solves["method"] == "oracle-rfm") & (solves["K"] == K) & (solves["n"] == n)]
+    cell = [c for c in regime if c.K == K and c.n == n]
+    return {"oracle200_unconverged": int((~local["reached the target"]).sum()), "oracle200_solves": len(local),
+            "oracle200_its": " / ".join(f"{v:.2g}" for v in cell[0].oracle_rfm_iterations) if cell else "not recorded"}

@@ -1,0 +1,46 @@
+"""Section 3.3's tables on the recorded long run: per training size, both RFM scoring rules, and
+the numbers the page's prose quotes."""
+
+from __future__ import annotations
+
+import pytest
+
+from monosem.experiments.questions import gated_metric as gm
+from monosem.experiments.questions import learned_gates as lg
+from monosem.experiments.recorded import load_recorded
+from monosem.profiles import get_profile
+
+
+@pytest.fixture(scope="module")
+def long_records():
+    return lg.recorded_long(get_profile("long"))
+
+
+def test_the_tables_cover_every_complete_size_under_both_rules(long_records):
+    L = get_profile("long")
+    tables = lg.tables_by_size(long_records, L.gates.Ks, L.gates.ns)
+    sizes = sorted({n for n, _ in tables})
+    assert 20_000 in sizes and set(tables) == {(n, r) for n in sizes for r in ("best", "last")}
+    rules = lg.rules_frame(tables)
+    assert list(rules.columns) == [f"n = {n}, {r}" for n in sizes for r in ("best", "last")]
+    numbers = lg.long_numbers(tables)
+    best = tables[(20_000, "best")]
+    assert numbers["k2_best_20k"] == f"{best.loc[2, 'gated / global']:.2f}" and numbers["k2_runs_20k"] == int(best.loc[2, "runs"])
+    assert int(numbers["big_K_lo_20k"]) <= int(numbers["big_K_hi_20k"])
+
+
+def test_the_curve_frames_split_the_global_and_the_local_methods(long_records):
+    glob, local = lg.curve_frames(long_records)
+    assert list(glob.columns) == [*lg.FIGURE4_GLOBAL, "runs"] and list(local.columns) == [*lg.FIGURE4_LOCAL, "runs"]
+
+
+def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
+    mse, metric = gm.diagnosis_tables(load_recorded(gm.RECORD))
+    numbers = gm.diagnosis_numbers(mse, metric, long_records, K=2, n=20_000)
+    runs = sorted(mse.xs((2, 20_000), level=("K", "n")).index.get_level_values("run").unique())
+    assert runs and all(numbers[k].count("(run ") == len(runs) for k in ("dg_g0", "dg_g3", "dg_i0", "dg_i3", "dg_mis"))
+    assert "not recorded" not in numbers["dg_oracle"] and "not recorded" not in numbers["dg_share_v0"]
+    assert list(gm.shown_mse(mse).columns) == [c for c in mse.columns
+                                               if c.startswith(("iteration 0", "iteration 3")) or c == "misrouted test points"]
+    empty = gm.diagnosis_numbers(mse.iloc[:0], metric.iloc[:0], {}, K=2, n=20_000)
+    assert set(empty) == set(numbers) and all(v == "not recorded" for v in empty.values())
