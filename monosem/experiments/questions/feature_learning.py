@@ -18,13 +18,23 @@ fail in that share, and is otherwise **not settled**; with one run the verdict r
 
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+from tqdm import tqdm
 
-from ..verdicts import Comparison
+from ... import plots
+from ...data import mixed_link_model
+from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
+from ..recorded import load_recorded_cells
+from ..sweeps import sweep
+from ..verdicts import Claim, Comparison
 
-__all__ = ["CLAIM", "gain_claim"]
+__all__ = ["CLAIM", "gain_claim", "Fit", "fit_global_rfm", "fits_frame", "over_runs", "mean_curves", "plot_gains",
+           "plot_spectra", "metric_frame", "gain_frame", "live_claim", "live_numbers", "recorded_gains", "claims"]
 
 #: the paper's claim (Section 1), in one line
 CLAIM = "RFM's gain over the Laplace kernel shrinks as K grows"
@@ -47,3 +57,181 @@ def gain_claim(gains: Mapping[tuple[int, int], float], *, n: int = 0) -> Compari
     mean_lo = float(np.mean([gains[lo, r] for r in runs])) if runs else nan
     return Comparison(CLAIM, f"gain at K = {hi}", f"gain at K = {lo}", hi, n, 1.0, mean_hi, mean_lo,
                       tuple((r, gains[hi, r] / gains[lo, r]) for r in runs))
+
+
+# --- the page: global RFM against the Laplace kernel and the oracle, per K ---------------------
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One (K, run) of the page: the data model, the fitted global RFM, its test MSE at iterations
+    0..T (iteration 0: the Laplace kernel), the median squared test error per iteration, and the
+    per-cluster RFM oracle's test MSE."""
+
+    K: int
+    run: int
+    model: Any
+    rfm: RFMRegressor
+    mse: tuple[float, ...]
+    median_sq: tuple[float, ...]
+    oracle: float
+
+
+def fit_global_rfm(sizes, *, progress: bool = True) -> list[Fit]:
+    """Global RFM (Section 2, bandwidth: the cluster median) and the per-cluster RFM oracle on run
+    ``run``'s mixed-link model at every K of ``sizes`` (a profile's ``feature_learning``): one
+    :class:`Fit` per (K, run), the test MSE recorded at every RFM iteration."""
+    fits = []
+    # TQDM_DISABLE decides unless progress is off (an explicit disable=False would override it)
+    for K in tqdm(sizes.Ks, desc="K", **({} if progress else {"disable": True})):
+        for run in range(sizes.runs):
+            model = mixed_link_model(K, run)
+            X, y, c = model.pool(sizes.n_train, run)
+            Xt, yt, ct = model.test_set(sizes.n_test, run)
+            rfm = RFMRegressor(iterations=sizes.iterations, bandwidth="cluster-median")
+            rfm.fit(X, y, groups=c, X_test=Xt, y_test=yt)
+            oracle = PerClusterOracle(RFMRegressor(iterations=sizes.iterations)).fit(X, y, c)
+            sq = [(rfm.predict(Xt, iteration=t) - yt.numpy()) ** 2 for t in range(sizes.iterations + 1)]
+            fits.append(Fit(K, run, model, rfm, tuple(rfm.test_mse_), tuple(float(np.median(s)) for s in sq),
+                            float(((oracle.predict(Xt, ct) - yt.numpy()) ** 2).mean())))
+    return fits
+
+
+def fits_frame(fits: list[Fit]) -> pd.DataFrame:
+    """One row per (K, run): Laplace, RFM's last and best iteration and the oracle's test MSE, RFM's
+    last over Laplace, and the median squared test error of Laplace and of RFM's last iteration."""
+    return pd.DataFrame([{
+        "K": f.K, "run": f.run, "Laplace": f.mse[0], "RFM": f.mse[-1], "RFM best": min(f.mse), "oracle RFM": f.oracle,
+        "RFM / Laplace": f.mse[-1] / f.mse[0], "median sq. err., Laplace": f.median_sq[0], "median sq. err., RFM": f.median_sq[-1],
+    } for f in fits]).set_index(["K", "run"])
+
+
+def over_runs(fits: list[Fit], Ks, key: Callable[[Fit], float]) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` of every fit, as (mean, standard deviation) over the runs at every K of ``Ks``."""
+    per_K = [[key(f) for f in fits if f.K == K] for K in Ks]
+    return np.array([np.mean(v) for v in per_K]), np.array([np.std(v) for v in per_K])
+
+
+def mean_curves(fits: list[Fit], Ks) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The page's curves over K: Laplace, RFM's last and best iteration and the oracle (mean and
+    std over runs)."""
+    T = len(fits[0].mse) - 1
+    return {"Laplace (iteration 0)": over_runs(fits, Ks, lambda f: f.mse[0]),
+            f"RFM (iteration {T})": over_runs(fits, Ks, lambda f: f.mse[-1]),
+            f"RFM, best of 0-{T}": over_runs(fits, Ks, lambda f: min(f.mse)),
+            "per-cluster RFM (oracle)": over_runs(fits, Ks, lambda f: f.oracle)}
+
+
+def _band(ax, x, mean, std, color) -> None:
+    """A one-std band, cut at a tenth of the mean (a log axis cannot show zero or less)."""
+    ax.fill_between(x, np.maximum(mean - std, mean / 10), mean + std, color=color, alpha=0.2, lw=0)
+
+
+def plot_gains(fits: list[Fit], Ks, n_train: int, noise_sd: float = 0.02):
+    """Test MSE against K (left) and RFM's last iteration over Laplace (right), means over runs
+    with one-std bands."""
+    T, runs = len(fits[0].mse) - 1, len({f.run for f in fits})
+    ratio = over_runs(fits, Ks, lambda f: f.mse[-1] / f.mse[0])
+    with plots.paper_style():
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(plots.PAGE_WIDTH, 3.6), layout="constrained")
+        for name, (mean, std) in mean_curves(fits, Ks).items():
+            (line,) = ax1.plot(Ks, mean, marker="o", label=name)
+            _band(ax1, Ks, mean, std, line.get_color())
+        ax1.axhline(noise_sd**2, color="grey", ls=":", lw=1, label="noise variance")
+        ax1.set(xscale="log", yscale="log", xlabel="number of clusters $K$", ylabel="test MSE", title=f"{runs} run(s), n = {n_train}")
+        ax2.plot(Ks, ratio[0], marker="o", color="C1")
+        _band(ax2, Ks, ratio[0], ratio[1], "C1")
+        ax2.axhline(1.0, color="grey", lw=1)
+        ax2.set(xscale="log", yscale="log", xlabel="number of clusters $K$", ylabel="RFM / Laplace test MSE",
+                title="what the learned metric buys")
+        fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3)
+    return fig
+
+
+def plot_spectra(fits: list[Fit]):
+    """Run 0's learned metric and population AGOP spectra (first 20 eigenvalues over the largest),
+    one panel per K, with a dotted line at the rank of [v_1 ... v_K]."""
+    first = {f.K: f for f in fits if f.run == 0}
+    T, rows = len(fits[0].mse) - 1, (len(first) + 1) // 2
+    with plots.paper_style():
+        fig, axes = plt.subplots(rows, 2, figsize=(plots.PAGE_WIDTH, 2.8 * rows + 0.8), layout="constrained", sharey=True,
+                                 squeeze=False)
+        for ax, (K, f) in zip(axes.ravel(), first.items()):
+            ax.plot(np.arange(1, 21), normalized_spectrum(f.rfm.metric_), marker="o", ms=3, label=f"RFM $M_{T}$")
+            ax.plot(np.arange(1, 21), normalized_spectrum(f.model.population_agop()), marker="x", ms=3, ls="--",
+                    label="population AGOP")
+            ax.axvline(min(K, 10) + 0.5, color="grey", lw=0.8, ls=":")
+            ax.set(yscale="log", ylim=(1e-4, 1.5), xlabel="eigenvalue index", title=f"K = {K}")
+        for ax in axes[:, 0]:
+            ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+        for ax in axes.ravel()[len(first):]:
+            ax.set_visible(False)
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+        fig.suptitle("AGOP spectra (run 0); dotted line: rank $[v_1 \\cdots v_K]$")
+    return fig
+
+
+def metric_frame(fits: list[Fit]) -> pd.DataFrame:
+    """Per (K, run), what RFM's learned metric M found: the rank of [v_1 ... v_K], M's effective
+    rank, its share of trace on the predictive block, and the share of [v]'s span it captures."""
+    return pd.DataFrame([{
+        "K": f.K, "run": f.run, "rank [v]": np.linalg.matrix_rank(f.model.directions), "eff. rank M": effective_rank(f.rfm.metric_),
+        "pred. share": trace_share(f.rfm.metric_, f.model.info["blocks"]["predictive"]),
+        "span captured": subspace_capture(f.rfm.metric_, f.model.directions),
+    } for f in fits]).set_index(["K", "run"])
+
+
+def gain_frame(fits: list[Fit], Ks) -> pd.DataFrame:
+    """Per K: the mean Laplace test MSE over the mean of RFM's last iteration."""
+    curves = list(mean_curves(fits, Ks).values())
+    gain = curves[0][0] / curves[1][0]
+    return pd.DataFrame({"K": list(Ks), "Laplace MSE / RFM MSE (means over runs)": list(gain)}).set_index("K")
+
+
+def live_claim(fits: list[Fit], n: int) -> Comparison:
+    """:data:`CLAIM` judged on the page's fits, RFM scored by its best iteration."""
+    return gain_claim({(f.K, f.run): f.mse[0] / min(f.mse) for f in fits}, n=n)
+
+
+def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
+    """The numbers the page's prose quotes from its own fits: the gain (means, last iteration) at
+    the smallest, a middle and the largest K, the training size, run 0's effective rank of M at
+    K = 2, how far from flat the population AGOP's predictive block is at the largest K (its
+    largest over its smallest eigenvalue, first 10), and the runs."""
+    gain = dict(zip(Ks, gain_frame(fits, Ks).iloc[:, 0]))
+    first = {f.K: f for f in fits if f.run == 0}
+    lo, hi = min(Ks), max(Ks)
+    mid = max((K for K in Ks if K < hi), default=lo)
+    out: dict[str, Any] = {}
+    for name, K in (("lo", lo), ("mid", mid), ("hi", hi)):
+        out[f"gain_K_{name}"], out[f"gain_{name}"] = K, f"{gain[K]:.2g}"
+    flat = normalized_spectrum(first[hi].model.population_agop())[: min(hi, 10)]
+    return out | {"n_train": f"{n_train:,}".replace(",", " "),
+                  "rank_K2": f"{effective_rank(first[2].rfm.metric_):.1f}" if 2 in first else "not computed at this profile",
+                  "flat_factor": f"{1 / flat[-1]:.1f}", "runs": len({f.run for f in fits})}
+
+
+def recorded_gains(profile: str = "long") -> tuple[dict[int, Comparison], dict[str, str]]:
+    """The same question in the recorded long run (global RFM's iteration 0 is the Laplace kernel):
+    the verdict per training size, and the prose's numbers (the mean gain, last iteration, at
+    K = 50 per training size, and those sizes)."""
+    records = load_recorded_cells(sweep("fig2", profile, methods=["rfm"]), profile)
+    gains: dict[tuple[int, int], list[float]] = {}
+    by_n: dict[int, dict[tuple[int, int], float]] = {}
+    for job, rec in records.items():
+        its = rec["metrics"]["test_mse_by_iteration"]
+        gains.setdefault((job.K, job.n), []).append(its[0] / its[-1])
+        by_n.setdefault(job.n, {})[job.K, job.run] = its[0] / min(its)
+    at50 = {n: sum(v) / len(v) for (K, n), v in gains.items() if K == 50}
+    numbers = {"long_gain_50": " and ".join(f"{g:.2g}×" for _, g in sorted(at50.items())) or "not recorded",
+               "long_ns": " and ".join(f"{n:,}".replace(",", " ") for n in sorted(at50)) or "-"}
+    return {n: gain_claim(g, n=n) for n, g in sorted(by_n.items())}, numbers
+
+
+def claims(live: Comparison, recorded: Mapping[int, Comparison], page: str, scale: str, T: int) -> list[Claim]:
+    """The claim as the rows of a verdict box and of the status page: at ``scale`` from the page's
+    own fits, then per training size of the recorded long run."""
+    def row(c: Comparison, where: str) -> Claim:
+        return Claim(page, c.claim, where, c.status, f"gain (best of 0-{T}) at K = {c.K} over K = {c.b.split()[-1]}: {c.evidence}")
+
+    return [row(live, scale)] + [row(c, f"long (recorded), n = {n}") for n, c in recorded.items()]
