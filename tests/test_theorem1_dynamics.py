@@ -72,3 +72,27 @@ def test_the_pages_simulations_check_lemmas_7_and_5_at_smoke_size():
     assert len(fit.Rs) == len(sizes.Rs) and 0 < fit.C < 2  # Lemma 5: C -> 1 as R grows
     cov = dyn.coverage(checked.summary, max(sizes.Ks), seed=0)
     assert cov["ms"][-1] <= 6 * cov["K"] and np.all(cov["bounds"][:, 0] <= cov["exact"] + 1e-12)
+
+
+def test_the_pages_text_and_record_come_from_one_run_of_every_simulation():
+    """The page's printed checks and its record, at smoke size: one line per R of Lemma 5's fit,
+    one per m of Lemma 8's coverage, one per eps of Lemma 9's tracking, and a record whose
+    numbers are those of the text."""
+    from monosem.device import get_device
+    from monosem.experiments.questions import theorem1_dynamics as dyn
+    from monosem.profiles import get_profile
+
+    sizes = get_profile("smoke").theorem1
+    checked = dyn.teacher_only_flows(sizes, seed=0, progress=False)
+    fit = dyn.distance_fit(checked.summary, sizes.Ks[0])
+    assert dyn.distance_fit_text(fit).count("Lemma 5:") == len(fit.Rs)
+    cov = dyn.coverage(checked.summary, max(sizes.Ks), seed=0)
+    assert dyn.coverage_text(cov).count("simulated") == sum(m <= cov["ms"][-1] for m in (cov["K"], 2 * cov["K"], 4 * cov["K"]))
+    tr = dyn.tracking(sizes, 0, device=get_device(), progress=False)
+    assert dyn.tracking_text(tr, "cpu").count("sup_t tracking error") == len(tr["eps"])
+    fn = dyn.full_network(sizes, tr["omega0"], 0, device=get_device())
+    assert "most specialized" in dyn.full_network_text(fn, sizes.m_full)
+    perturb, _ = dyn.perturbation(sizes, 0)
+    record = dyn.page_results(sizes, checked.summary, fit, cov, tr, fn, perturb)
+    assert record["C_fit"] == fit.C and f"fitted C = {fit.C:.3f}" in dyn.summary_text(checked.summary, fit, tr, sizes.t_max)
+    assert json.loads(json.dumps(record))["C_fit"] == fit.C  # JSON-ready

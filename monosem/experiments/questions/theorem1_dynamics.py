@@ -25,7 +25,8 @@ from ... import plots, theory
 
 __all__ = ["theorem1_rows", "FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
            "converged_labels", "label_counts", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking", "full_network",
-           "plot_full_network", "perturbation", "plot_perturbation", "dynamics_results", "recorded_header", "dynamics_tables", "dynamics_numbers", "dynamics_claims", "RECORD_COMMAND"]
+           "plot_full_network", "perturbation", "plot_perturbation", "dynamics_results", "recorded_header", "dynamics_tables", "dynamics_numbers", "dynamics_claims", "RECORD_COMMAND",
+           "distance_fit_text", "coverage_text", "tracking_text", "full_network_text", "page_results", "summary_text"]
 
 RECORD_COMMAND = "papermill notebooks/07_theorem1_dynamics.ipynb /tmp/07.ipynb -p profile paper -p record True"
 
@@ -283,6 +284,74 @@ def plot_perturbation(indices: dict, alphas):
         ax.set(xlabel=r"$\alpha$", ylabel="fraction of one-cluster neurons", ylim=(-0.05, 1.05), title="perturbed targets")
         ax.legend()
     return fig
+
+
+def _small(v: float) -> str:
+    """A relative error as the page prints it: one digit, or ``< 1e-8`` below that."""
+    return f"{v:.0e}" if v >= 1e-8 else "< 1e-8"
+
+
+def distance_fit_text(fit: DistanceFit) -> str:
+    """Lemma 5's check in words: the fitted C, and per R the converged neurons' distance x R
+    against Lemma 5's exact value."""
+    lines = [f"fitted C = {fit.C:.3f} (K = {fit.K}; Lemma 5 predicts C -> 1 as R grows)"]
+    for R, d, e in zip(fit.Rs, fit.distances, fit.exact):
+        lines.append(f"  R = {R:5g}: {d.size:3d} converged neurons, distance * R in "
+                     f"[{d.min() * R:.4f}, {d.max() * R:.4f}],\n             Lemma 5: {e * R:.4f}")
+    return "\n".join(lines)
+
+
+def coverage_text(cov: Mapping[str, Any]) -> str:
+    """Lemma 8 at m = K, 2K and 4K neurons: the simulated and exact coverage and the two bounds."""
+    K, emp, exact, bounds = cov["K"], cov["simulated"], cov["exact"], cov["bounds"]
+    return "\n".join(f"m = {m:3d}: simulated {emp[m - 1]:.3f}, exact {exact[m - 1]:.3f}, bounds {bounds[m - 1, 0]:.3f} >= "
+                     f"{bounds[m - 1, 1]:.3f}" for m in (K, 2 * K, 4 * K) if m <= cov["ms"][-1])
+
+
+def tracking_text(tr: Mapping[str, Any], device: str) -> str:
+    """Lemma 9's check in words: per eps the largest tracking error and how well the invariant
+    ||w||^2 - a^2 = eps^2 is kept, and the error's log-log slope against eps."""
+    lines = [f"K = {tr['K']}, R = {tr['R']:g}, m = {tr['m']}, window T = {tr['T']:.1f}, device {device}"]
+    for eps, e, inv in zip(tr["eps"], tr["errors"], tr["invariant"]):
+        lines.append(f"  eps = {eps:.0e}: sup_t tracking error {e:.2e},\n    invariant ||w||^2 - a^2 = eps^2 kept to "
+                     f"{_small(inv)}\n    (relative; RK4 truncation error)")
+    return "\n".join(lines + [f"log-log slope of the tracking error against eps: {tr['slope']:.2f} (Lemma 9: 2)"])
+
+
+def full_network_text(fn: Mapping[str, Any], m: int) -> str:
+    """The full network in words: its loss and when half of the drop happened, how well its
+    invariant is kept, and at the most specialized time and at the end the distance of its
+    neurons to the nearest +-v_c and its one-cluster share."""
+    net, d_net, one = fn["net"], fn["d_net"], fn["one_cluster"]
+    drop = net.loss[0] - net.loss[-1]
+    i_half = int(np.argmax(net.loss < net.loss[0] - 0.5 * drop))
+    i_best = int(np.argmax(one))  # the best time: Theorem 1's T_delta, at this eps
+    lines = [f"eps = {fn['eps']:g}, m = {m}: loss {net.loss[0]:.3f} -> {net.loss[-1]:.3f}; "
+             + (f"half of the drop by t = {net.t[i_half]:.0f}" if drop > 0.05 else "no fitting phase within t_full"),
+             f"invariant ||w||^2 - a^2 = eps^2: largest relative error {_small(net.invariant_error.max())};\n"
+             f"Monte-Carlo relative s.e. of the interaction term at the end: {net.interaction_rel_se:.1g}"]
+    for name, idx in (("most specialized", i_best), ("end of run", -1)):
+        lines.append(f"{name:16s} (t = {net.t[idx]:5.0f}): distance to nearest +-v_c:\n    median {np.median(d_net[idx]):.3f}, "
+                     f"max {d_net[idx].max():.3f}; one-cluster index > 0.99: {one[idx]:.2f}")
+    return "\n".join(lines)
+
+
+def page_results(sizes, summary, fit: DistanceFit, cov, tr, fn, perturb) -> dict[str, Any]:
+    """:func:`dynamics_results` from what the page's simulations returned."""
+    net = fn["net"]
+    return dynamics_results(t_max=sizes.t_max, flows=summary, C_fit=fit.C, coverage=cov,
+                            tracking={k: v for k, v in tr.items() if k != "omega0"},
+                            full_network=dict(eps=fn["eps"], loss=net.loss, t=net.t, one_cluster=fn["one_cluster"],
+                                              interaction_rel_se=net.interaction_rel_se),
+                            perturbation=perturb)
+
+
+def summary_text(summary, fit: DistanceFit, tr: Mapping[str, Any], t_max: float) -> str:
+    """The page's summary: the share of teacher-only neurons converged by ``t_max``, the fitted C
+    and the tracking slope."""
+    conv = np.concatenate([s["conv"] for s in summary.values()])
+    return (f"teacher-only: {conv.mean():.3f} of {conv.size} neurons converged to a specialized maximum by t = {t_max:g}\n"
+            f"fitted C = {fit.C:.3f}; tracking slope = {tr['slope']:.2f}")
 
 
 def dynamics_results(
