@@ -252,7 +252,7 @@ def profiles_table():
 
 
 def _export_page(args: argparse.Namespace, cache) -> int:
-    """``export fig1|theorem1|theorem2``: the numbers of a page that is not a sweep."""
+    """``export fig1|theorem1``: the numbers of a page that is not a sweep."""
     import json
 
     from .experiments import export as ex
@@ -276,9 +276,8 @@ def _export_page(args: argparse.Namespace, cache) -> int:
     else:
         print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
         from .experiments.questions.specialization import figure1_rows
-        from .experiments.questions.theorem2_separation import theorem2_rows
 
-        rows = figure1_rows(args.profile) if args.figure == "fig1" else theorem2_rows(args.profile)
+        rows = figure1_rows(args.profile)
     if not rows:
         raise CLIError(f"nothing to export: {args.figure} at profile {args.profile!r} gave no row")
     return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
@@ -341,7 +340,8 @@ def _readings(args: argparse.Namespace) -> int:
     import time
 
     from .experiments.recorded import save_recorded
-    from .experiments.questions.specialization import READINGS, STUDY_READINGS, ablation_frame, ablation_summary, reading_ablation, recorded_name
+    from .experiments.questions.figure1_readings import ablation_frame, ablation_summary, reading_ablation, recorded_name
+    from .experiments.questions.specialization import READINGS, STUDY_READINGS
     from .train import STEP_REVISIONS
 
     sizes = get_profile(args.profile).specialization
@@ -433,7 +433,7 @@ def _status(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     """``monosem export``: the numbers behind a figure (or a page's record), one row per cell."""
     from .experiments.cache import ResultCache
-    from .experiments.export import export_rows, write_rows
+    from .experiments.export import columns_of, export_rows, write_rows
     from .experiments.figures import cached_records
     from .experiments.recorded import load_recorded_cells
     from .experiments.export import PAGE_EXPORTS
@@ -450,7 +450,8 @@ def _export(args: argparse.Namespace) -> int:
         records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if not records:
         raise CLIError(_nothing_to_export(args, cache))
-    return _emit(args, write_rows(export_rows(args.figure, args.profile, records), args.format), f"{len(records)} cells")
+    rows = export_rows(args.figure, args.profile, records)
+    return _emit(args, write_rows(rows, args.format, columns_of(args.figure)), f"{len(records)} cells")
 
 
 def _record(args: argparse.Namespace) -> int:

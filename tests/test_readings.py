@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from monosem.__main__ import main
+from monosem.experiments.questions import figure1_readings as readings
 from monosem.experiments.questions import specialization as fig1
 from monosem.profiles import get_profile
 from monosem.specialization import PAPER_FIGURE1
@@ -26,13 +27,13 @@ def test_scores_measure_the_distance_to_the_papers_table():
         "exact": {"rows": _paper_rows(), "seconds": 1.0, "source": ""},
         "off by 5": {"rows": _paper_rows(5.0), "seconds": 1.0, "source": ""},
     }}
-    scores = fig1.ablation_scores(result)
+    scores = readings.ablation_scores(result)
     assert scores["exact"]["mean_pp"] == pytest.approx(0, abs=1e-9) and scores["exact"]["max_pp"] == pytest.approx(0, abs=1e-9)
     assert scores["off by 5"]["mean_pp"] == pytest.approx(5) and scores["off by 5"]["reglu_gate_pp"] == pytest.approx(5)
-    table = fig1.ablation_frame(result)
+    table = readings.ablation_frame(result)
     assert list(table.columns) == ["paper", "exact", "off by 5"] and len(table) == 6
     assert table.loc["ReLU", "exact"] == table.loc["ReLU", "paper"]
-    summary = fig1.ablation_summary(result)
+    summary = readings.ablation_summary(result)
     assert summary.loc["off by 5", "mean distance (points)"] == pytest.approx(5)
 
 
@@ -46,14 +47,14 @@ def test_readings_and_their_readout_rates():
 
 def test_ablation_at_smoke_gives_the_whole_table_per_reading():
     sizes = get_profile("smoke").specialization
-    result = fig1.reading_ablation(sizes, progress=False)
+    result = readings.reading_ablation(sizes, progress=False)
     assert set(result["readings"]) == {r.name for r in fig1.READINGS}
     for rec in result["readings"].values():
         assert {r["branch"] for r in rec["rows"]} == set(PAPER_FIGURE1)  # all six rows of Figure 1
         assert all(0 <= r["frac_A071"] <= 1 and r["test_mse"] > 0 for r in rec["rows"])
     # at its base width muP is the plain parameterization: not trained twice
     wide = dataclasses.replace(sizes, width=2048, max_steps_relu=2, max_steps_other=2, n_train=512, eval_every=1)
-    assert "muP" not in fig1.reading_ablation(wide, readings=fig1.READINGS[-1:], progress=False)["readings"]
+    assert "muP" not in readings.reading_ablation(wide, readings=fig1.READINGS[-1:], progress=False)["readings"]
 
 
 def test_readings_command_rejects_a_bad_width(capsys):
@@ -67,7 +68,7 @@ def test_verdict_names_the_closest_reading_and_the_gate():
         "default": {"rows": _paper_rows(20.0), "seconds": 1.0, "source": ""},
         "close": {"rows": _paper_rows(3.0), "seconds": 1.0, "source": ""},
     }}
-    text = fig1.ablation_verdict(result)
+    text = readings.ablation_verdict(result)
     assert "closest to the paper overall is 'close'" in text and "17.0 points farther" in text
     assert "within 10 points on all three columns: 'close'" in text
 
@@ -79,9 +80,9 @@ def test_verdict_knows_the_default_whatever_the_order_of_a_record():
         "balanced": {"rows": _paper_rows(2.0), "seconds": 1.0, "source": ""},
         "zero readout": {"rows": _paper_rows(9.0), "seconds": 1.0, "source": ""},
     }}
-    text = fig1.ablation_verdict(result)
+    text = readings.ablation_verdict(result)
     assert "the default 'zero readout' is at 9.0 points: 7.0 points farther" in text and "'balanced' is closer on 1 of 1 seeds" in text
-    assert list(fig1.ablation_frame(result).columns) == ["paper", "zero readout", "balanced"]
+    assert list(readings.ablation_frame(result).columns) == ["paper", "zero readout", "balanced"]
 
 
 @pytest.mark.recorded
@@ -138,8 +139,8 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     monkeypatch.setattr(rec_mod, "save_recorded", lambda name, profile, result, seconds: saved.update(
         name=name, profile=profile, result=result) or tmp_path / f"{name}.json")
     assert main(["readings", "--profile", "smoke", "--readings", "balanced", "--record"]) == 0
-    assert saved["name"] == "figure1_readings_smoke_w64" == fig1.recorded_name("smoke", 64)
-    assert fig1.recorded_name("cpu", 512) == "figure1_readings_w512"
+    assert saved["name"] == "figure1_readings_smoke_w64" == readings.recorded_name("smoke", 64)
+    assert readings.recorded_name("cpu", 512) == "figure1_readings_w512"
     result = saved["result"]
     assert list(result["readings"]) == ["balanced"]
     entry = result["readings"]["balanced"]
@@ -152,7 +153,7 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     picked = next(r for r in rates if r["selected"])
     relu_row = next(r for r in entry["rows"] if r["branch"] == "relu")
     assert {k: picked[k] for k in relu_row} == relu_row
-    table = fig1.rate_frame(rates)
+    table = readings.rate_frame(rates)
     assert table["selected"].sum() == 1 and 0.004 in table.index
     # the share of the width that carries each share of the importance grows with the share, and at
     # 99.9 % it is the table's active share
@@ -163,8 +164,8 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
         assert values == sorted(values) and 0 < values[0] and values[-1] <= 100
         n_active = next(r["n_active"] for r in entry["rows"] if r["branch"].startswith(act))
         assert row["0.999"] == pytest.approx(100 * n_active / 64)
-    assert "% of width carrying 99.9 %" in fig1.importance_spread_frame(spread).columns
-    table = fig1.paper_comparison_frame(result, live_rows=entry["rows"])
+    assert "% of width carrying 99.9 %" in readings.importance_spread_frame(spread).columns
+    table = readings.paper_comparison_frame(result, live_rows=entry["rows"])
     assert len(table) == 6 and table.loc["ReLU", "paper A ≥ .71 %"] == PAPER_FIGURE1["relu"][1]
     assert table.loc["ReLU", "minus paper: A ≥ .71"] == pytest.approx(table.loc["ReLU", "recorded A ≥ .71 %"] - PAPER_FIGURE1["relu"][1])
     with pytest.raises(SystemExit):
@@ -192,7 +193,7 @@ def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
     for r in rows:  # move the ReGLU value branch 20 points off, the others stay on the paper's
         if r["branch"] == "reglu value":
             r["frac_A071"] += 0.20
-    text = fig1.paper_scale_verdict({"readings": {"balanced": {"rows": rows}}})
+    text = readings.paper_scale_verdict({"readings": {"balanced": {"rows": rows}}})
     first, second, _, third, _ = text.splitlines()
     assert "ReLU" in first and "ReGLU gate" in first and "ReGLU value" not in first
     assert second == "farther: ReGLU value (up to 20 points)"
@@ -203,13 +204,13 @@ def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
 def test_rate_rows_cover_every_candidate_of_the_relu_search():
     sizes = dataclasses.replace(get_profile("smoke").specialization, relu_lr_grid=(0.004, 0.016), seeds=(0, 1))
     run = fig1.train_figure1(sizes, "relu", progress=False)
-    rows = fig1.rate_rows(run)
+    rows = readings.rate_rows(run)
     assert len(rows) == 4 and {(r["lr"], r["seed"]) for r in rows} == {(lr, s) for lr in (0.004, 0.016) for s in (0, 1)}
     for seed, lr, val in zip(run.seeds, run.lrs, run.val_mse):
         mine = [r for r in rows if r["seed"] == seed]
         assert [r["lr"] for r in mine if r["selected"]] == [lr]
         assert min(r["val_mse"] for r in mine) == val  # validation picked the best candidate
-    assert list(fig1.rate_frame(rows).index) == [0.004, 0.016]
+    assert list(readings.rate_frame(rows).index) == [0.004, 0.016]
 
 
 def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
@@ -222,5 +223,74 @@ def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
     assert list(tmp_path.glob("*_v0.3.pt")) and run.reading == "value x0.3"
     plain = fig1.train_figure1(sizes, "reglu", seeds=(0,), progress=False)
     assert run.test_mse != plain.test_mse
-    assert fig1.recorded_name("paper", 2048, "readout rate x0.28") == "figure1_readings_paper_w2048_readout_rate_x0_28"
-    assert fig1.recorded_name("paper", 2048, "balanced") == fig1.recorded_name("paper", 2048)
+    assert readings.recorded_name("paper", 2048, "readout rate x0.28") == "figure1_readings_paper_w2048_readout_rate_x0_28"
+    assert readings.recorded_name("paper", 2048, "balanced") == readings.recorded_name("paper", 2048)
+
+
+def _record(rows: list[dict], **results) -> dict:
+    """A recorded run as :func:`monosem.experiments.recorded.load_recorded` gives it: one reading
+    whose table is ``rows``, the ReLU table at one rate (0.004, selected) and the importance spread."""
+    relu_rates = [r | {"val_mse": 0.01, "selected": True} for r in rows if r["branch"] == "relu"]
+    spread = {act: {"0.5": 5.0, "0.9": 20.0, "0.99": 40.0, "0.999": 50.0} for act in ("relu", "gelu")}
+    entry = {"rows": rows, "seconds": 7200.0, "source": "", "relu_rates": relu_rates, "importance_spread": spread}
+    return {"recorded": "2026-01-01 00:00 UTC", "profile": "paper", "seconds": 7200.0,
+            "machine": {"cpu_count": 2, "torch_threads": 1, "accelerator": None, "torch": "2.x"},
+            "results": {"width": 2048, "batch": 2048, "seeds": [0, 1], "readings": {"balanced": entry}} | results}
+
+
+def test_the_recorded_cells_of_page_03_show_each_record_or_how_to_make_it():
+    P = get_profile("smoke")
+    missing = readings.ablation_report(None, 512)
+    assert missing == ["width 512: not recorded yet (python -m monosem readings --profile cpu --width 512 --record)\n"]
+    head, table, summary, verdict = readings.ablation_report(_record(_paper_rows(3.0)), 512)
+    assert head.startswith("recorded 2026-01-01 00:00 UTC, profile 'paper':\n120 min") and "width 512, batch 2048" in head
+    assert list(table.columns) == ["paper", "balanced"] and list(summary.index) == ["balanced"] and verdict.endswith("\n")
+    assert readings.paper_run_report(None, [], P)[0].startswith("not recorded yet")
+    head, comparison, verdict = readings.paper_run_report(_record(_paper_rows()), _paper_rows(), P)
+    assert head.endswith("live column: this page's profile 'smoke', width 64")
+    assert list(comparison.columns) == ["ReLU", "GELU", "ReGLU gate", "ReGLU value", "SwiGLU gate", "SwiGLU value"]
+    assert comparison.loc["live A ≥ .71 %", "ReLU"] == pytest.approx(PAPER_FIGURE1["relu"][1])
+    assert verdict.startswith("within 10 points of the paper on all three columns: ReLU, GELU")
+    assert readings.paper_scale_tables(None) == []
+    parts = readings.paper_scale_tables(_record(_paper_rows()))
+    assert parts[0].startswith("the six-rate ReLU search") and list(parts[1].index) == [0.004] and len(parts) == 4
+
+
+def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from monosem.experiments.questions.figure1_lazy import ScaledRun
+    from monosem.models import MLP
+
+    records = readings.study_paper_records()
+    assert list(records) == [r.name for r in fig1.STUDY_READINGS]
+    assert all(rec is None or set(rec["results"]["readings"]) <= {r.name for r in fig1.STUDY_READINGS} for rec in records.values())
+    balanced, closer = _record(_paper_rows(5.0)), _record(_paper_rows(2.0))
+    parts = readings.study_paper_report({"near": closer, "not run": None})
+    assert parts[0] == "'near' at the paper's scale, recorded 2026-01-01 00:00 UTC (2.0 h):" and len(parts) == 4
+    assert parts[3].startswith("'not run' at the paper's scale: not recorded yet")
+    text = readings.study_paper_text(balanced, {"near": closer, "not run": None})
+    assert text.startswith("At the paper's scale, 'near' is 2.0 points from the paper's table on average (the balanced reading: 5.0)")
+    assert readings.study_paper_text(None, {"near": closer}) == "No reading of the study has run at the paper's scale yet."
+    P = get_profile("smoke")
+    net = MLP(40, 8, "relu")
+    ablation = [ScaledRun("relu", 1.0, net, 0.5), ScaledRun("relu", 100.0, net, 0.7)]
+    numbers = readings.page_numbers(P, _paper_rows(), ablation, balanced)
+    assert list(numbers)[:6] == ["reproduce_pp", "live_profile", "live_width", "live_batch", "live_steps", "live_n_rates"]
+    assert numbers["live_relu"].startswith("45.5 % / 33.4 %") and numbers["lazy_mse"] == "0.7" and numbers["paper_hours"] == "2.0"
+    assert readings.page_numbers(P, _paper_rows(), ablation, None)["paper_hours"] == "(not recorded)"
+    claims = readings.page_claims(P, _paper_rows(), balanced, {"near": closer, "not run": None})
+    assert len(claims) == 18 and claims[0].scale == "smoke, width 64, 1 seed" and claims[-1].scale.endswith("reading 'near'")
+    assert {c.verdict for c in claims[:6]} == {"reproduces"}
+    neuron = {"activation": "gelu", "neuron": 3, "w": [0.0] * 10 + [1.0] + [0.0] * 29}
+    rec = _record(_paper_rows())
+    rec["results"]["readings"]["balanced"]["neurons"] = {"figure1": [neuron], "figure5": []}
+    (fig,) = readings.drawn_neuron_figures(rec["results"])
+    assert fig.axes[0].get_title() == "gelu 3"
+    plt.close("all")
+    readings.show(["a line", readings.ablation_frame(balanced["results"])])
+    out = capsys.readouterr().out
+    assert out.startswith("a line\n") and "balanced" in out

@@ -108,3 +108,59 @@ def test_plot_neuron_weights_draws_one_panel_per_neuron():
     plot_neuron_weights(axes, torch.stack([e(K + 1), e(3)]), K, titles=["a", "b"])
     assert len(axes[0].patches) >= D and axes[1].get_title() == "b"
     plt.close(fig)
+
+
+def _net(activation: str, rows: list[torch.Tensor]) -> MLP:
+    """A network whose first-layer rows are ``rows`` and whose readout weighs every neuron alike."""
+    net = MLP(D, len(rows), activation)
+    with torch.no_grad():
+        net.W.copy_(torch.stack(rows).float())
+        net.b.zero_()
+        net.a.fill_(1.0)
+    return net
+
+
+def test_the_neuron_figures_of_page_03_draw_what_qualifies():
+    import types
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from monosem.experiments.questions import specialization as fig1
+
+    aligned = _net("gelu", [e(K + 1), e(K + 4), e(2)])  # two A = 1 neurons, one routing neuron
+    fig = fig1.gelu_neurons_figure(aligned)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == ["neuron 0: A=1.00, c=2", "neuron 1: A=1.00, c=5"] and fig.axes[0].get_xlabel() == "coordinate"
+    assert fig1.gelu_neurons_figure(_net("gelu", [e(2), e(3)])) is None
+    # A = 0.6 (unit norm: 0.36 + 16 x 0.04), D = 3: a moderate cosine, a dominant predictive coordinate (Figure 5)
+    moderate = 0.6 * e(K) + 0.2 * sum(e(k) for k in [*range(K), *range(2 * K, 2 * K + 6)])
+    runs = {"gelu": types.SimpleNamespace(models=[aligned]), "relu": types.SimpleNamespace(models=[_net("relu", [moderate, e(K)])])}
+    fig5 = fig1.moderate_neurons_figure(runs)
+    assert [ax.get_title() for ax in fig5.axes if ax.get_visible()] == ["relu 0: A=0.60, D=3.0"]
+    runs["relu"] = types.SimpleNamespace(models=[_net("relu", [e(K)])])
+    assert fig1.moderate_neurons_figure(runs) is None
+    plt.close("all")
+
+
+def test_the_live_tables_of_page_03():
+    import dataclasses
+
+    from monosem.experiments.questions import specialization as fig1
+    from monosem.profiles import get_profile
+
+    P = get_profile("smoke")
+    sizes = dataclasses.replace(P.specialization, n_train=512, max_steps_relu=20, max_steps_other=20, eval_every=10, relu_lr_grid=(0.004, 0.016))
+    data = fig1.figure1_data(sizes)
+    runs = {act: fig1.train_figure1(sizes, act, data=data, progress=False) for act in ("relu", "gelu")}
+    assert fig1.sizes_text(sizes) == "width 64, n_train 512, batch 256, steps ReLU 20 / others 20, seeds (0,)"
+    table = fig1.test_mse_frame(runs)
+    assert list(table.index) == [("relu", 0), ("gelu", 0)] and table.loc[("gelu", 0), "test MSE"] == runs["gelu"].test_mse[0]
+    search = fig1.relu_search_frame(runs["relu"])
+    assert list(search.columns) == [0.004, 0.016] and search.loc[0].min() == runs["relu"].val_mse[0]
+    assert fig1.table_note(P).startswith("smoke profile: reduced scale (width 64") and fig1.table_note(P).endswith("in percent")
+    timing = fig1.timing_frame(runs)
+    assert timing.loc["relu", "networks in the stack"] == 2 and timing.loc["gelu", "steps"] == 20
+    assert fig1.paper_profile_text(runs, sizes).startswith("paper profile (width 2048")

@@ -1,12 +1,14 @@
-"""The Section 3.1 / Appendix A.1 runs: the four networks on ``figure1_model()``.
+"""Section 3.1's question, as page 03 asks it live: do the four networks of Figure 1 develop
+specialized first-layer neurons, and how does their table compare with the paper's?
 
-Every activation is one batched run (:func:`monosem.train.train`): the ReLU stack holds every
-(learning rate, seed) pair of the learning-rate search, the others one model per seed. The
-ReLU learning rate is chosen per seed by validation MSE only, as in Appendix A.1.
-
-One module for Section 3.1's question, as page 03 asks it: the runs, the readings of the
-initialization, the table beside the paper's and its verdicts. The sensitivity study is its own
-question (:mod:`.figure1_sensitivity`).
+The Appendix A.1 runs on ``figure1_model()``: every activation is one batched run
+(:func:`monosem.train.train`), the ReLU stack holding every (learning rate, seed) pair of the
+learning-rate search and the others one model per seed; the ReLU learning rate is chosen per seed
+by validation MSE only, as in Appendix A.1. Here too: the readings of the initialization the runs
+can take (:data:`READINGS`), the Figure 1 table beside the paper's, its verdict rule, and what
+page 03 shows of its live runs. The initialization ablations are :mod:`.figure1_lazy` (live) and
+:mod:`.figure1_readings` (recorded, with the paper-scale runs); the sensitivity study is
+:mod:`.figure1_sensitivity`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,16 +25,19 @@ import torch
 
 from ...data import figure1_model
 from ...device import get_device
-from ...models import MLP, MLPStack, init_parameters, mup_readout_lr_scale
-from ...profiles import SpecializationSizes
-from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
+from ...models import MLP, MLPStack, mup_readout_lr_scale
+from ...profiles import Profile, SpecializationSizes
+from ...specialization import PAPER_FIGURE1, alignment, dominance, plot_neuron_weights, specialization_table, top_aligned
 from ...train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 
-__all__ = ["figure1_rows", "FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "relative_movement", "paper_profile_estimate",
-           "Reading", "READINGS", "FIGURE1_READING", "STUDY_READINGS", "reading_ablation", "ablation_scores", "ablation_frame", "ablation_summary",
-           "ablation_verdict", "table_rows", "figure_neurons", "paper_comparison_frame", "recorded_name", "paper_scale_verdict",
-           "rate_rows", "rate_frame", "importance_spread", "importance_spread_frame", "SPREAD_FRACTIONS",
-           "figure1_frame", "figure1_row_status", "figure1_claims"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["figure1_rows", "FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "paper_profile_estimate",
+           "Reading", "READINGS", "FIGURE1_READING", "STUDY_READINGS", "table_rows", "table_row", "BRANCH_NAMES", "branch_means",
+           "minus_paper", "REPRODUCE_PP", "live_numbers", "figure1_frame", "figure1_row_status", "figure1_claims", "sizes_text",
+           "test_mse_frame", "relu_search_frame", "table_note", "neuron_panels", "gelu_neurons_figure", "moderate_neurons_figure",
+           "timing_frame", "paper_profile_text"]
 
 #: Our seeds for ``figure1_model().sample`` (the paper does not give its own).
 FIGURE1_SAMPLE_SEEDS = {"train": 1, "val": 2, "test": 3}
@@ -85,6 +90,7 @@ class Reading:
     value_scale: float = 1.0
 
     def readout_lr_scale(self, width: int) -> float:
+        """The readout's learning rate over the hidden layer's at ``width``."""
         if self.readout_lr is not None:
             return float(self.readout_lr)
         return 1.0 if self.mup_base_width is None else mup_readout_lr_scale(width, self.mup_base_width)
@@ -103,7 +109,7 @@ READINGS = (
 
 #: The reading Figure 1's networks use by default (:func:`train_figure1`): **balanced**, chosen by
 #: the recorded readings ablation (``monosem/recorded/figure1_readings_w512.json`` and ``_w2048``;
-#: page 03 prints its scores, :func:`ablation_verdict`), which scores each reading by its distance
+#: page 03 prints its scores, :func:`.figure1_readings.ablation_verdict`), which scores each reading by its distance
 #: to the paper's whole table (six rows x active share, % A >= .71, % A >= .90). The "zero
 #: readout" reading (``monosem.models``' default initialization) stays available as
 #: ``READINGS[0]`` (the ablations of page 03 start from it). What each unstated choice does to the
@@ -121,17 +127,6 @@ STUDY_READINGS = (
             source="balanced x0.1 with the gated value rows x 0.3 at initialization"),
 )
 
-
-
-def recorded_name(profile: str, width: int, reading: str | None = None) -> str:
-    """The recorded result's name of a Figure 1 table run: ``figure1_readings_w<width>`` at the
-    cpu profile's sizes (the readings ablation), ``figure1_readings_<profile>_w<width>`` at
-    another profile's (e.g. the paper profile's run of the chosen reading), with ``_<reading>``
-    appended for one reading other than :data:`FIGURE1_READING`."""
-    name = f"figure1_readings_w{width}" if profile == "cpu" else f"figure1_readings_{profile}_w{width}"
-    if reading is not None and reading != FIGURE1_READING.name:
-        name += "_" + "".join(ch if ch.isalnum() else "_" for ch in reading).strip("_")
-    return name
 
 
 def figure1_data(sizes: SpecializationSizes, *, device: str | torch.device | None = None):
@@ -223,15 +218,6 @@ def train_figure1(
     )
 
 
-def relative_movement(model: MLP) -> float:
-    """||W - W_0||_F / ||W_0||_F: how far the first layer moved from its initialization
-    (recomputed from the model's seed). Small in the lazy (kernel) regime."""
-    W0 = init_parameters(model.d, model.width, model.activation, model.seed, hidden_scale=model.hidden_scale,
-                         init=model.init, dtype=torch.float64)["W"].to(model.W.device)
-    W = model.W.detach().double()
-    return float((W - W0).norm() / W0.norm())
-
-
 def paper_profile_estimate(model_steps_per_second: dict[str, float], width: int, batch: int) -> dict[str, float]:
     """Hours of the paper profile (Appendix A.1: 6 ReLU runs of 40 000 steps, GELU/ReGLU/SwiGLU
     20 000 each, width 2 048, batch 2 048) on this machine, extrapolated from measured
@@ -248,12 +234,12 @@ def table_rows(runs: dict[str, Figure1Run]) -> list[dict]:
     """The Figure 1 table of trained runs as plain rows (JSON-ready), one per branch and seed:
     ``{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}``."""
     directions = figure1_model().directions
-    return [_row(r, seed, err, lr) for run in runs.values()
+    return [table_row(r, seed, err, lr) for run in runs.values()
             for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs)
             for r in specialization_table(net, directions)]
 
 
-def _row(r, seed: int, test_mse: float, lr: float) -> dict:
+def table_row(r, seed: int, test_mse: float, lr: float) -> dict:
     """One JSON-ready row of the Figure 1 table: a :class:`SpecializationRow` with its network's
     seed, test MSE and learning rate."""
     return {"branch": r.branch, "seed": seed, "n_active": r.n_active, "width": r.width,
@@ -261,144 +247,7 @@ def _row(r, seed: int, test_mse: float, lr: float) -> dict:
             "frac_D2": r.frac_D2, "test_mse": float(test_mse), "lr": lr}
 
 
-def rate_rows(run: Figure1Run) -> list[dict]:
-    """The Figure 1 rows of every candidate of a learning-rate search (the ReLU grid), selected or
-    not, as :func:`table_rows` gives them plus ``val_mse`` and ``selected``: how the table
-    depends on the rate that validation picks (the paper reports picking 0.004)."""
-    directions = figure1_model().directions
-    chosen = set(zip(run.lrs, run.seeds))
-    return [_row(r, seed, err, lr) | {"val_mse": float(val), "selected": (lr, seed) in chosen}
-            for lr, seed, net, val, err in run.candidates for r in specialization_table(net, directions)]
-
-
-def rate_frame(rows: list[dict]) -> pd.DataFrame:
-    """:func:`rate_rows` as a table, one row per rate of the search (seed means): validation and
-    test MSE, active share and the two cosine columns (percent), and whether validation picked it."""
-    df = pd.DataFrame(rows)
-    df["active %"] = 100 * df["n_active"] / df["width"]
-    df["A ≥ .71 %"], df["A ≥ .90 %"] = 100 * df["frac_A071"], 100 * df["frac_A090"]
-    out = df.groupby("lr").agg(**{"val MSE": ("val_mse", "mean"), "test MSE": ("test_mse", "mean"), "active %": ("active %", "mean"),
-                                  "A ≥ .71 %": ("A ≥ .71 %", "mean"), "A ≥ .90 %": ("A ≥ .90 %", "mean"), "selected": ("selected", "any")})
-    out.index.name = "ReLU rate"
-    return out
-
-
-#: shares of the total importance at which :func:`importance_spread` counts the neurons needed
-SPREAD_FRACTIONS = (0.5, 0.9, 0.99, 0.999)
-
-
-def importance_spread_frame(spread: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """:func:`importance_spread` as a table: one row per activation, one column per share of the
-    importance, the % of the width carrying it."""
-    df = pd.DataFrame(spread).T
-    df.columns = [f"% of width carrying {float(c) * 100:g} %" for c in df.columns]
-    df.index.name = "activation"
-    return df
-
-
-def importance_spread(runs: dict[str, Figure1Run]) -> dict[str, dict[str, float]]:
-    """How concentrated each network's importance I_j is (first seed): per activation, the
-    percentage of the width needed to carry each share of :data:`SPREAD_FRACTIONS` of the total
-    (at 0.999 it is the paper's active share). A network whose importance is spread evenly needs
-    most of its neurons for every share; the paper's 22-30 % active at 0.999 means that most of
-    its neurons carry almost nothing."""
-    out = {}
-    for act, run in runs.items():
-        imp = importance(run.models[0])
-        out[act] = {f"{f:g}": 100 * int(active_set(imp, f).numel()) / run.models[0].width for f in SPREAD_FRACTIONS}
-    return out
-
-
-def figure_neurons(runs: dict[str, Figure1Run], k: int = 4) -> dict[str, list[dict]]:
-    """The neurons page 03 draws, of the first seed, as JSON-ready weight rows: Figure 1 bottom
-    (the ``k`` most important active GELU neurons with A_j >= 0.90) and Figure 5 (GELU, then
-    ReLU, neurons with 0.4 <= A_j < 0.71 and D_j > 2; ``k`` in all)."""
-    directions = figure1_model().directions
-    out: dict[str, list[dict]] = {"figure1": [], "figure5": []}
-    if "gelu" in runs:
-        net = runs["gelu"].models[0]
-        for j in top_aligned(net, directions, k=k, min_A=0.90):
-            out["figure1"].append({"activation": "gelu", "neuron": int(j), "w": net.W.detach()[j].double().tolist()})
-    for act in ("gelu", "relu"):
-        if act in runs:
-            net = runs[act].models[0]
-            for j in top_aligned(net, directions, k=k, min_A=0.4, max_A=0.7099, min_D=2.0):
-                out["figure5"].append({"activation": act, "neuron": int(j), "w": net.W.detach()[j].double().tolist()})
-    out["figure5"] = out["figure5"][:k]
-    return out
-
-
-def reading_ablation(
-    sizes: SpecializationSizes,
-    readings: Sequence[Reading] = READINGS,
-    *,
-    data=None,
-    device: str | torch.device | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
-    progress: bool = True,
-    neurons: bool = False,
-    step_revision: int = STEP_REVISION,
-) -> dict:
-    """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
-    the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
-    [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
-    "seconds", "earlier_seconds", "source"}}}``. ``seconds`` is the training wall time, the earlier
-    sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds`` is those.
-    With ``neurons`` each reading also keeps :func:`figure_neurons`, ``relu_rates`` (the ReLU table
-    at every rate of the search, :func:`rate_rows`) and :func:`importance_spread`. A muP reading at
-    its base width is the plain one and is skipped. ``step_revision`` as in :func:`train_figure1`."""
-    dev = get_device(device)
-    data = data if data is not None else figure1_data(sizes, device=dev)
-    out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "step_revision": int(step_revision), "readings": {}}
-    for reading in readings:
-        if reading.mup_base_width == sizes.width:
-            continue
-        runs = {act: train_figure1(sizes, act, reading=reading, data=data, device=dev, checkpoint_dir=checkpoint_dir,
-                                   progress=progress, step_revision=step_revision) for act in ("relu", "gelu", "reglu", "swiglu")}
-        # the whole runs' training time, earlier sittings of resumed ones included
-        out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds + r.earlier_seconds for r in runs.values()),
-                                         "earlier_seconds": sum(r.earlier_seconds for r in runs.values()),
-                                         "source": reading.source,
-                                         "lrs": {act: list(run.lrs) for act, run in runs.items()}}
-        if neurons:
-            out["readings"][reading.name]["neurons"] = figure_neurons(runs)
-            out["readings"][reading.name]["relu_rates"] = rate_rows(runs["relu"])
-            out["readings"][reading.name]["importance_spread"] = importance_spread(runs)
-    return out
-
-
-def paper_comparison_frame(recorded: dict, live_rows: list[dict] | None = None, paper: dict | None = None) -> pd.DataFrame:
-    """Figure 1 at the paper's scale (a recorded :func:`reading_ablation` of one reading at the
-    ``paper`` sizes) beside the paper's table and, when given, the live profile's rows: one row per
-    branch, the active share and the two cosine columns (percent) of each, and the recorded run's
-    differences from the paper (percentage points)."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    name = next(iter(recorded["readings"]))
-    rec = _branch_means(recorded["readings"][name]["rows"])
-    live = _branch_means(live_rows) if live_rows else {}
-    out = []
-    for b, (n_act, a71, a90) in paper.items():
-        if b not in rec:
-            continue
-        m = rec[b]
-        row = {"branch": _BRANCH_NAMES.get(b, b), "paper active %": 100 * n_act / 2048, "paper A ≥ .71 %": a71, "paper A ≥ .90 %": a90,
-               "recorded active %": m["active_pct"], "recorded A ≥ .71 %": m["A071_pct"], "recorded A ≥ .90 %": m["A090_pct"]}
-        d = _minus_paper(m, paper[b])
-        row |= {"minus paper: active": d[0], "minus paper: A ≥ .71": d[1], "minus paper: A ≥ .90": d[2]}
-        if b in live:
-            row |= {"live active %": live[b]["active_pct"], "live A ≥ .71 %": live[b]["A071_pct"], "live A ≥ .90 %": live[b]["A090_pct"]}
-        out.append(row)
-    return pd.DataFrame(out).set_index("branch")
-
-
-def _ordered(readings) -> list[str]:
-    """Reading names in :data:`READINGS` order (the default first), others after: a recorded
-    result read back from JSON may hold them in another order."""
-    known = [r.name for r in READINGS if r.name in readings]
-    return known + [n for n in readings if n not in known]
-
-
-def _branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
+def branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
     """Per branch, the seed means of the active share (percent of the width), the two cosine
     fractions (percent) and the test MSE."""
     out: dict[str, dict[str, float]] = {}
@@ -412,133 +261,19 @@ def _branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
-def _minus_paper(m: dict[str, float], paper_row: tuple[float, float, float]) -> tuple[float, float, float]:
-    """One branch's seed means (:func:`_branch_means`) minus the paper's row, in percentage
+def minus_paper(m: dict[str, float], paper_row: tuple[float, float, float]) -> tuple[float, float, float]:
+    """One branch's seed means (:func:`branch_means`) minus the paper's row, in percentage
     points: active share of 2 048 neurons, % with A >= .71, % with A >= .90."""
     n_act, a71, a90 = paper_row
     return m["active_pct"] - 100 * n_act / 2048, m["A071_pct"] - a71, m["A090_pct"] - a90
 
 
-def ablation_scores(result: dict, paper: dict | None = None) -> dict[str, dict[str, float]]:
-    """How far each reading's table is from the paper's: over the six branches and the three
-    columns the paper prints legibly (active share of 2 048 neurons, % with A >= .71, % with
-    A >= .90), the mean and the largest absolute difference in percentage points, and the ReGLU
-    gate's own mean difference. Smaller is closer."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    scores = {}
-    for name, rec in result["readings"].items():
-        means = _branch_means(rec["rows"])
-        diffs, gate = [], []
-        for branch, row in paper.items():
-            if branch not in means:
-                continue
-            d = [abs(v) for v in _minus_paper(means[branch], row)]
-            diffs += d
-            if branch == "reglu gate":
-                gate = d
-        scores[name] = {"mean_pp": sum(diffs) / len(diffs), "max_pp": max(diffs),
-                        "reglu_gate_pp": sum(gate) / len(gate) if gate else float("nan")}
-    return scores
-
-
-def ablation_frame(result: dict, paper: dict | None = None) -> pd.DataFrame:
-    """The readings ablation as a table: one row per branch, the paper's and each reading's
-    "active / A ≥ .71 / A ≥ .90" (percent, seed means)."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    names = _ordered(result["readings"])
-    means = {n: _branch_means(result["readings"][n]["rows"]) for n in names}
-    cell = lambda m: f"{m['active_pct']:.0f} / {m['A071_pct']:.0f} / {m['A090_pct']:.0f}"  # noqa: E731
-    out = []
-    for b, (n_act, a71, a90) in paper.items():
-        row = {"branch": _BRANCH_NAMES.get(b, b), "paper": f"{100 * n_act / 2048:.0f} / {a71:.0f} / {a90:.0f}"}
-        row |= {n: cell(means[n][b]) if b in means[n] else "" for n in names}
-        out.append(row)
-    return pd.DataFrame(out).set_index("branch")
-
-
-def ablation_summary(result: dict, paper: dict | None = None) -> pd.DataFrame:
-    """Per reading: its distance to the paper's table (mean and largest, points; :func:`ablation_scores`),
-    the test MSE of each activation (seed means) and the training time in minutes."""
-    scores = ablation_scores(result, paper)
-    out = []
-    for n in _ordered(result["readings"]):
-        rec = result["readings"][n]
-        means = _branch_means(rec["rows"])
-        row = {"reading": n, "mean distance (points)": scores[n]["mean_pp"], "largest (points)": scores[n]["max_pp"]}
-        row |= {f"{b} test MSE": v["test_mse"] for b, v in means.items() if not b.endswith("value")}
-        row["minutes"] = rec["seconds"] / 60
-        out.append(row)
-    return pd.DataFrame(out).set_index("reading")
-
-
 #: a reading "reproduces" a column of the paper's table when it lands within this many points
 REPRODUCE_PP = 10.0
 
-
-def ablation_verdict(result: dict) -> str:
-    """The ablation's answer in words, computed from its scores: the closest reading overall, its
-    margin over the default (the first reading), and whether any reading puts the ReGLU gate
-    within :data:`REPRODUCE_PP` points of the paper on all three columns."""
-    scores = ablation_scores(result)
-    names = _ordered(scores)
-    best = min(names, key=lambda n: scores[n]["mean_pp"])
-    default = names[0]
-    lines = [f"width {result['width']}: closest to the paper overall is {best!r},",
-             f"  mean |difference| {scores[best]['mean_pp']:.1f} points over the six rows x three columns,",
-             f"  largest {scores[best]['max_pp']:.1f}"]
-    if best != default:
-        per_seed = {n: [ablation_scores({"readings": {n: {"rows": [r for r in result["readings"][n]["rows"] if r["seed"] == s]}}})[n]["mean_pp"]
-                        for s in result["seeds"]] for n in (best, default)}
-        wins = sum(b < d for b, d in zip(per_seed[best], per_seed[default]))
-        lines.append(f"  the default {default!r} is at {scores[default]['mean_pp']:.1f} points: "
-                     f"{scores[default]['mean_pp'] - scores[best]['mean_pp']:.1f} points farther;")
-        lines.append(f"  {best!r} is closer on {wins} of {len(result['seeds'])} seeds;")
-        lines.append(f"  per seed, {best!r} vs the default:")
-        lines.append("    " + ", ".join(f"{b:.1f} vs {d:.1f}" for b, d in zip(per_seed[best], per_seed[default])))
-    gate_ok = []
-    for name, rec in result["readings"].items():
-        m = _branch_means(rec["rows"]).get("reglu gate")
-        if m is None:
-            continue
-        if max(abs(v) for v in _minus_paper(m, PAPER_FIGURE1["reglu gate"])) <= REPRODUCE_PP:
-            gate_ok.append(name)
-    best_gate = min(names, key=lambda n: scores[n]["reglu_gate_pp"])
-    lines.append(f"  ReGLU gate within {REPRODUCE_PP:.0f} points on all three columns: "
-                 + (", ".join(repr(n) for n in gate_ok) if gate_ok else "no reading"))
-    lines.append(f"  (closest on the gate: {best_gate!r}, mean {scores[best_gate]['reglu_gate_pp']:.1f} points)")
-    return "\n".join(lines)
-
-
-def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
-    """The paper-scale run's answer in words, computed from its table: which of the six rows land
-    within :data:`REPRODUCE_PP` points of the paper on all three columns (active share, % with
-    A >= .71, % with A >= .90), which do not and by how much at most, and whether the ReGLU
-    gate / value split (a strongly aligned gate over a weakly aligned value branch) appears."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    name = next(iter(recorded["readings"]))
-    means = _branch_means(recorded["readings"][name]["rows"])
-    short = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
-             "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
-    near, far = [], []
-    for b, row in paper.items():
-        if b not in means:
-            continue
-        worst = max(abs(v) for v in _minus_paper(means[b], row))
-        (near if worst <= REPRODUCE_PP else far).append((short.get(b, b), worst))
-    lines = [f"within {REPRODUCE_PP:.0f} points of the paper on all three columns: "
-             + (", ".join(n for n, _ in near) if near else "no row")]
-    lines += [f"farther: {n} (up to {w:.0f} points)" for n, w in far]
-    if "reglu gate" in means and "reglu value" in means:
-        g, v = means["reglu gate"], means["reglu value"]
-        pg, pv = paper["reglu gate"], paper["reglu value"]
-        lines.append("ReGLU gate minus value:")
-        lines.append(f"  % with A >= .71: {g['A071_pct'] - v['A071_pct']:+.1f} points (the paper's {pg[1] - pv[1]:+.1f})")
-        lines.append(f"  % with A >= .90: {g['A090_pct'] - v['A090_pct']:+.1f} points (the paper's {pg[2] - pv[2]:+.1f})")
-    return "\n".join(lines)
-
-
-_BRANCH_NAMES = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
-                 "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
+#: the branches' names as the tables print them
+BRANCH_NAMES = {"relu": "ReLU", "gelu": "GELU", "reglu gate": "ReGLU gate", "reglu value": "ReGLU value",
+                "swiglu gate": "SwiGLU gate", "swiglu value": "SwiGLU value"}
 
 
 def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool = True) -> pd.DataFrame:
@@ -554,7 +289,7 @@ def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool
     out = []
     for branch in dict.fromkeys(r["branch"] for r in rows):
         mine = [r for r in rows if r["branch"] == branch]
-        row = {"branch": _BRANCH_NAMES.get(branch, branch),
+        row = {"branch": BRANCH_NAMES.get(branch, branch),
                "active %": spread([r["n_active"] / r["width"] for r in mine]),
                "A ≥ .71 %": spread([r["frac_A071"] for r in mine]), "A ≥ .90 %": spread([r["frac_A090"] for r in mine]),
                "D > 1 %": spread([r["frac_D1"] for r in mine]), "D > 2 %": spread([r["frac_D2"] for r in mine])}
@@ -611,44 +346,8 @@ def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None =
     out = []
     for branch, row in paper.items():
         status, evidence = figure1_row_status([r for r in rows if r["branch"] == branch], row)
-        claim = f"Figure 1, {_BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
+        claim = f"Figure 1, {BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
         out.append(Claim(page, claim, scale, status, evidence))
-    return out
-
-
-def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, str]:
-    """The numbers page 03's prose quotes about the paper-scale run, computed from its record and
-    formatted for ``glue``: per branch ``"<b>"`` = "active / A ≥ .71 / A ≥ .90" (percent) and
-    ``"<b> paper"`` the paper's; the ReGLU gate-minus-value gaps (``gap71``, ``gap90`` and the
-    paper's); the rate validation picked (``relu_rate``), its validation MSE, that of 0.004 and their
-    ratio; the ReLU cosine columns at the smallest and largest searched rate; the ReLU share of the
-    width carrying 90 % and 99 % of the importance; the mean distance to the paper's table."""
-    paper = PAPER_FIGURE1 if paper is None else paper
-    entry = next(iter(recorded["readings"].values()))
-    means = _branch_means(entry["rows"])
-    out = {}
-    for b, (n_act, a71, a90) in paper.items():
-        m = means[b]
-        out[b] = f"{m['active_pct']:.1f} % / {m['A071_pct']:.1f} % / {m['A090_pct']:.1f} %"
-        out[f"{b} paper"] = f"{100 * n_act / 2048:.1f} % / {a71:.1f} % / {a90:.1f} %"
-    g, v = means["reglu gate"], means["reglu value"]
-    pg, pv = paper["reglu gate"], paper["reglu value"]
-    out |= {"gap71": f"{g['A071_pct'] - v['A071_pct']:+.1f}", "gap90": f"{g['A090_pct'] - v['A090_pct']:+.1f}",
-            "gap71 paper": f"{pg[1] - pv[1]:+.1f}", "gap90 paper": f"{pg[2] - pv[2]:+.1f}"}
-    rates = rate_frame(entry["relu_rates"])
-    picked = rates[rates["selected"]].index[0]
-    out |= {"relu_rate": f"{picked:g}", "relu_rate_val": f"{rates.loc[picked, 'val MSE']:.3g}",
-            "val_0004": f"{rates.loc[0.004, 'val MSE']:.2g}" if 0.004 in rates.index else "not searched",
-            "val_ratio_0004": f"{rates.loc[0.004, 'val MSE'] / rates.loc[picked, 'val MSE']:.1f}" if 0.004 in rates.index else "",
-            "relu_low_rate": f"{rates.index.min():g}", "relu_high_rate": f"{rates.index.max():g}",
-            "relu_low": f"{rates['A ≥ .71 %'].iloc[0]:.1f} % / {rates['A ≥ .90 %'].iloc[0]:.1f} %",
-            "relu_high": f"{rates['A ≥ .71 %'].iloc[-1]:.1f} % / {rates['A ≥ .90 %'].iloc[-1]:.1f} %",
-            "relu_active_range": f"{rates['active %'].min():.0f}–{rates['active %'].max():.0f} %",
-            "relu_active_paper": f"{100 * paper['relu'][0] / 2048:.1f} %"}
-    spread = entry.get("importance_spread", {}).get("relu", {})
-    if spread:
-        out |= {"relu_spread90": f"{spread['0.9']:.0f} %", "relu_spread99": f"{spread['0.99']:.0f} %"}
-    out["distance"] = f"{ablation_scores({'readings': {'r': entry}}, paper)['r']['mean_pp']:.1f}"
     return out
 
 
@@ -657,7 +356,7 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
     per branch "A ≥ .71 / A ≥ .90 % (seed means) against the paper's", the range of the active
     share over branches, and the largest half seed-range of the cosine columns (ReLU apart)."""
     paper = PAPER_FIGURE1 if paper is None else paper
-    means = _branch_means(rows)
+    means = branch_means(rows)
     out = {}
     half = {"relu": 0.0, "gated": 0.0}
     for b, (_, a71, a90) in paper.items():
@@ -682,9 +381,7 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
 def figure1_rows(profile: str) -> list[dict[str, Any]]:
     """Figure 1's table at ``profile``, one row per (activation branch, seed), beside the paper's
     cosine columns (``paper_*``, in percent as printed; its D columns are not legible)."""
-    from ...data import figure1_model
     from ...profiles import get_profile
-    from ...specialization import PAPER_FIGURE1, specialization_table
 
     P = get_profile(profile)
     sizes, model = P.specialization, figure1_model()
@@ -700,3 +397,98 @@ def figure1_rows(profile: str) -> list[dict[str, Any]]:
                              "frac_D1": r.frac_D1, "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr,
                              "paper_n_active": paper[0], "paper_pct_A071": paper[1], "paper_pct_A090": paper[2]})
     return rows
+
+
+# --- page 03's live cells ---------------------------------------------------------------------
+
+def sizes_text(sizes: SpecializationSizes) -> str:
+    """The line page 03 prints about its Figure 1 sizes: width, training set, batch, steps, seeds."""
+    return (f"width {sizes.width}, n_train {sizes.n_train}, batch {sizes.batch}, "
+            f"steps ReLU {sizes.max_steps_relu} / others {sizes.max_steps_other}, seeds {sizes.seeds}")
+
+
+def test_mse_frame(runs: dict[str, Figure1Run]) -> pd.DataFrame:
+    """Per activation and seed (the index), the selected network's initial learning rate, best
+    checkpoint step and test MSE (Appendix A.1's validation-selected checkpoint)."""
+    rows = [{"activation": act, "seed": sd, "initial rate": lr, "best step": st, "test MSE": e}
+            for act, run in runs.items() for sd, lr, st, e in zip(run.seeds, run.lrs, run.best_step, run.test_mse)]
+    return pd.DataFrame(rows).set_index(["activation", "seed"])
+
+
+def relu_search_frame(run: Figure1Run) -> pd.DataFrame:
+    """The ReLU learning-rate search: the validation MSE of every rate (columns) and seed (rows)."""
+    return pd.DataFrame(run.grid_val_mse, index=pd.Index(run.seeds, name="seed")).rename_axis(columns="ReLU rate")
+
+
+def table_note(profile: Profile) -> str:
+    """The lines printed above the live Figure 1 table: the reduced scale against the paper's
+    sizes (Appendix A.1) where it applies, then the width and the number of seeds."""
+    sizes = profile.specialization
+    lines = []
+    if profile.reduced_scale:
+        lines.append(f"{profile.name} profile: reduced scale (width {sizes.width}, batch {sizes.batch}, {sizes.max_steps_relu} / "
+                     f"{sizes.max_steps_other} steps);\nthe paper uses width 2048, batch 2048, 40 000 / 20 000 steps.")
+    lines.append(f"width {sizes.width}, {len(sizes.seeds)} seed(s); mean ± half-range over seeds, in percent")
+    return "\n".join(lines)
+
+
+def neuron_panels(W: torch.Tensor, titles: list[str], suptitle: str, *, xlabel: str | None = None, **grid) -> Figure:
+    """A figure of one panel of coordinate-wise |w| per row of ``W`` (the Figure 1 model's
+    coordinates; :func:`monosem.specialization.plot_neuron_weights`), in the book's style."""
+    from ... import plots
+
+    with plots.paper_style():
+        fig, axes = plots.panel_grid(len(W), **grid)
+        plot_neuron_weights(axes, W, figure1_model().K, titles=titles)
+        for ax in axes if xlabel else ():
+            ax.set_xlabel(xlabel)
+        fig.suptitle(suptitle)
+    return fig
+
+
+def gelu_neurons_figure(net: MLP, k: int = 4) -> Figure | None:
+    """Figure 1 (bottom): the ``k`` highest-importance active neurons of a GELU network with
+    A_j >= 0.90, one panel each, or ``None`` when no active neuron is that aligned."""
+    directions = figure1_model().directions
+    top = top_aligned(net, directions, k=k, min_A=0.90)
+    if len(top) == 0:
+        return None
+    A, c = alignment(net.W.detach()[top], directions)
+    titles = [f"neuron {int(j)}: A={a:.2f}, c={int(ci) + 1}" for j, a, ci in zip(top, A, c)]
+    return neuron_panels(net.W.detach()[top], titles, "Highest-importance active GELU neurons with $A_j \\geq 0.90$",
+                         xlabel="coordinate", sharey=True)
+
+
+def moderate_neurons_figure(runs: dict[str, Figure1Run], k: int = 4) -> Figure | None:
+    """Figure 5: the highest-importance active neurons of the first seed's GELU, then ReLU,
+    network with a moderate cosine 0.4 <= A_j < 0.71 and a dominant coordinate D_j > 2 (``k`` in
+    all), or ``None`` when there is none."""
+    directions = figure1_model().directions
+    shown = []
+    for act in ("gelu", "relu"):
+        net = runs[act].models[0]
+        shown += [(act, int(j), net.W.detach()[j]) for j in top_aligned(net, directions, k=k, min_A=0.4, max_A=0.7099, min_D=2.0)]
+    shown = shown[:k]
+    if not shown:
+        return None
+    W = torch.stack([w for _, _, w in shown])
+    A, _ = alignment(W, directions)
+    D = dominance(W, directions)
+    titles = [f"{a} {j}: A={x:.2f}, D={y:.1f}" for (a, j, _), x, y in zip(shown, A, D)]
+    return neuron_panels(W, titles, "Moderate cosine alignment, clearly dominant predictive coordinate")
+
+
+def timing_frame(runs: dict[str, Figure1Run]) -> pd.DataFrame:
+    """Per activation: the networks trained in one stack, the steps, the wall seconds and the
+    model-steps per second (steps per second times the stack's size)."""
+    return pd.DataFrame({"networks in the stack": {a: r.n_stacked for a, r in runs.items()}, "steps": {a: r.steps for a, r in runs.items()},
+                         "seconds": {a: r.seconds for a, r in runs.items()},
+                         "model-steps per second": {a: r.steps_per_second * r.n_stacked for a, r in runs.items()}})
+
+
+def paper_profile_text(runs: dict[str, Figure1Run], sizes: SpecializationSizes) -> str:
+    """The paper profile's estimated hours on this machine (:func:`paper_profile_estimate`, from
+    the throughput of ``runs``), as page 03 prints it."""
+    est = paper_profile_estimate({a: r.steps_per_second * r.n_stacked for a, r in runs.items()}, sizes.width, sizes.batch)
+    return (f"paper profile (width 2048, batch 2048, 6 x 40 000 ReLU + 3 x 20 000 steps)\n"
+            f"on this machine: about {est['total']:.2g} h")
