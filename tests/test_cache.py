@@ -43,10 +43,34 @@ def test_keys_are_sensitive_to_every_field():
 
 
 def test_a_job_is_typed():
-    with pytest.raises(TypeError, match="DataSpec"):
+    with pytest.raises(TypeError, match="frozen dataclass"):
         Job("toy", {"K": 1}, None)
     with pytest.raises(TypeError, match="frozen dataclass"):
         Job("toy", toy_job().data, {"width": 8})
+
+
+def test_a_question_brings_its_own_data_kind_and_the_key_names_it():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Population:
+        K: int
+        n: int
+        run: int
+        R: float
+
+    @dataclasses.dataclass(frozen=True)
+    class NoRun:
+        K: int
+        n: int
+
+    job = Job("toy", Population(3, 0, 0, 2.0))
+    assert job.config()["data"] == {"kind": "Population", "K": 3, "n": 0, "run": 0, "R": 2.0}
+    assert (job.K, job.n, job.run) == (3, 0, 0) and job.key() != Job("toy", Population(3, 0, 0, 4.0)).key()
+    # the mixed-link data is named by its fields alone: the keys of every earlier cell hold
+    assert "kind" not in toy_job().config()["data"]
+    with pytest.raises(TypeError, match=r"lacks \['run'\]"):
+        Job("toy", NoRun(3, 0))
 
 
 def test_cache_version_is_part_of_the_key(monkeypatch):

@@ -53,9 +53,13 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
     rows = json.loads(capsys.readouterr().out)
     assert {r["branch"] for r in rows} == {"relu", "gelu", "reglu gate", "reglu value", "swiglu gate", "swiglu value"}
     assert all(0 <= r["frac_A071"] <= 1 and r["test_mse"] > 0 for r in rows)
-    assert main(["export", "theorem2", "--profile", "smoke"]) == 0
+    # Section 4.2's experiment is a figure of cells like any other: run, then export
+    assert main(["run", "theorem2", "--profile", "smoke", *cache]) == 0
+    capsys.readouterr()
+    assert main(["export", "theorem2", "--profile", "smoke", *cache]) == 0
     rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
-    assert {"mlp_B3K", "laplace"} <= {r["method"] for r in rows} and all(float(r["test_mse"]) >= 0 for r in rows)
+    assert {"mlp_B3K", "laplace", "rfm_true_agop", "rfm_empirical"} <= {r["method"] for r in rows}
+    assert all(float(r["test_mse"]) >= 0 and r["key"] for r in rows) and {r["figure"] for r in rows} == {"theorem2"}
     with pytest.raises(SystemExit):  # no page record yet: a clear error
         main(["export", "theorem1", "--profile", "smoke", *cache])
     assert "run page 07" in capsys.readouterr().err

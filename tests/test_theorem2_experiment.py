@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from monosem import data
+from monosem.experiments.questions import theorem2_estimators as E
 from monosem.experiments.questions import theorem2_separation as X
 from monosem.profiles import Theorem2Sizes, get_profile
 
@@ -16,20 +17,20 @@ from monosem.profiles import Theorem2Sizes, get_profile
 def test_frobenius_mlp_respects_budget_and_learns():
     K = 2
     x, y, _ = data.noiseless_routing_mixture(K).pool(200)
-    cfg = X.FrobeniusMLPConfig(steps=300, budget_factor=3.0)
-    net, info = X.fit_frobenius_mlp(x, y, K, cfg, seed=0)
+    cfg = E.FrobeniusMLPConfig(steps=300, budget_factor=3.0)
+    net, info = E.fit_frobenius_mlp(x, y, K, cfg, seed=0)
     assert info["frobenius_sq"] <= 3.0 * K * (1 + 1e-6) and info["budget"] == 3.0 * K
     assert info["train_mse"] < 0.5 * float(y.var())  # learns something
     pred = net.predict(x)
     assert float(pred.min()) >= 0.0 and float(pred.max()) <= 1.0
     assert info["train_mse_clipped"] <= info["train_mse"] + 1e-7  # clipping never hurts: f* in [0, 1]
     # deterministic in the seed
-    net2, _ = X.fit_frobenius_mlp(x, y, K, cfg, seed=0)
+    net2, _ = E.fit_frobenius_mlp(x, y, K, cfg, seed=0)
     torch.testing.assert_close(net.W, net2.W)
 
 
 def test_projection_is_a_rescaling():
-    net = X.FrobeniusMLP(4, 8, init_std=5.0, seed=1)
+    net = E.FrobeniusMLP(4, 8, init_std=5.0, seed=1)
     W0, a0 = net.W.detach().clone(), net.a.detach().clone()
     net.project_(1.0)
     assert net.frobenius_sq() == pytest.approx(1.0)
@@ -68,12 +69,12 @@ def test_rho_zero_respects_lemma12_floor():
 
 def test_bad_arguments():
     with pytest.raises(ValueError):
-        X.FrobeniusMLPConfig(steps=0)
+        E.FrobeniusMLPConfig(steps=0)
     with pytest.raises(ValueError):
-        X.FrobeniusMLPConfig(lr=-1.0)
+        E.FrobeniusMLPConfig(lr=-1.0)
     x, y, _ = data.noiseless_routing_mixture(2).pool(10)
     with pytest.raises(ValueError):
-        X.fit_and_score("svm", x, y, x, y, 2)
+        E.fit_and_score("svm", x, y, x, y, 2)
     with pytest.raises(ValueError):
         X.run_separation(get_profile("smoke").theorem2, methods=("nope",))
 
@@ -93,3 +94,29 @@ def test_separation_findings_quote_the_result():
     assert claim.verdict == "reproduces"
     rows[1]["test_mse"] = 0.2  # the MLP at K = 2 now gets worse with n
     assert separation_findings(SeparationResult(rows=rows))["direction_holds"] == "partly"
+
+
+def test_the_experiment_is_cells_of_the_result_store(tmp_path):
+    """Each (K, n, estimator) is a cached cell: a second run computes nothing and gives the same
+    table; the key names the data kind and the estimator's own settings."""
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.sweeps import sweep
+
+    sizes = Theorem2Sizes(Ks=(2,), exponents=(2.0,), n_test=128, n_max=100, mlp_steps=50, rfm_iterations=1)
+    cache = ResultCache(tmp_path)
+    first = X.run_separation(sizes, seed=0, cache=cache)
+    files = sorted(tmp_path.rglob("*.json"))
+    assert len(files) == 5  # two budgets, three kernels
+    again = X.run_separation(sizes, seed=0, cache=cache)
+    assert again.rows == first.rows and sorted(tmp_path.rglob("*.json")) == files
+    uncached = X.run_separation(sizes, seed=0)
+    assert [r["test_mse"] for r in uncached.rows] == [r["test_mse"] for r in first.rows]
+    job = X.separation_jobs(sizes)[0]
+    assert job.config()["data"] == {"kind": "RoutingData", "K": 2, "n": 16, "run": 0, "n_test": 128}
+    assert job.config()["spec"]["kind"] == "FrobeniusMLPConfig"
+    # the figure at a profile is the same cells, declared once
+    smoke = get_profile("smoke")
+    assert sweep("theorem2", smoke) == X.separation_jobs(smoke.theorem2, profile="smoke")
+    assert {j.method for j in sweep("theorem2", smoke, methods=["t2-laplace"])} == {"t2-laplace"}
+    rows = X.theorem2_rows({j: {"metrics": first_m} for j, first_m in zip(X.separation_jobs(sizes), [r for r in first.rows])})
+    assert [r["method"] for r in rows] == ["mlp_B3K", "mlp_B6K", "laplace", "rfm_true_agop", "rfm_empirical"]

@@ -1,7 +1,7 @@
 """Jobs and their on-disk result cache.
 
 A sweep is a list of :class:`Job` s, one per cell of a figure's grid (K x n x run x method). A job
-is its method, its data (:class:`~monosem.experiments.cells.DataSpec`) and its method's typed spec
+is its method, its data (a frozen data spec, :func:`~monosem.experiments.cells.data_config`) and its method's typed spec
 (:mod:`.cells`); it is keyed by a hash of these serialized whole, so changing any field (a profile
 size, a learning rate, the package's cache version) gives a new key and never reuses a stale
 result. The figure and profile a job was declared for are not part of its key: the same MLP cell of
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..atomic import atomic_write_json, quarantine
-from .cells import DataSpec, spec_config
+from .cells import data_config, spec_config
 from .legacy import legacy_config
 
 __all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir",
@@ -56,18 +56,19 @@ def job_key(config: dict[str, Any]) -> str:
 class Job:
     """One cell of a sweep: ``method`` on the data ``data`` with the method's settings ``spec``
     (a frozen dataclass of :mod:`.cells` or a registered method's own; ``None`` for a method that
-    reads only the data). ``profile`` only says which profile declared the job: it is not part of
-    the key, so the same cell declared by two profiles (or by the regime map and a profile) is
-    computed once."""
+    reads only the data). ``data`` is a :class:`~.cells.DataSpec` (the mixed-link model of
+    Section 3) or a question's own data spec: a frozen dataclass with the fields ``K``, ``n`` and
+    ``run`` (:func:`~.cells.data_config`). ``profile`` only says which profile declared the job: it
+    is not part of the key, so the same cell declared by two profiles (or by the regime map and a
+    profile) is computed once."""
 
     method: str
-    data: DataSpec
+    data: Any
     spec: Any = None
     profile: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.data, DataSpec):
-            raise TypeError(f"Job.data must be a DataSpec, got {type(self.data).__name__}")
+        data_config(self.data)  # a frozen dataclass with K, n and run, or a TypeError naming what is wrong
         if self.spec is not None and (not dataclasses.is_dataclass(self.spec) or isinstance(self.spec, type)):
             raise TypeError(f"Job.spec must be a frozen dataclass instance or None, got {type(self.spec).__name__}")
         try:
@@ -93,7 +94,7 @@ class Job:
 
     def config(self) -> dict[str, Any]:
         """The full configuration that determines this job's result: its specs, serialized whole."""
-        return {"cache_version": CACHE_VERSION, "method": self.method, "data": dataclasses.asdict(self.data),
+        return {"cache_version": CACHE_VERSION, "method": self.method, "data": data_config(self.data),
                 "spec": spec_config(self.spec)}
 
     def key(self) -> str:

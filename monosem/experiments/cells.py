@@ -20,7 +20,7 @@ from ..data import mixed_link_model
 from ..device import resolve_dtype
 from ..train import TrainConfig, a2_config
 
-__all__ = ["PAPER_GAMMA", "DataSpec", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
+__all__ = ["PAPER_GAMMA", "DATA_FIELDS", "DataSpec", "data_config", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
            "network_of", "width_of"]
 
 #: the paper's separation knob of the mixed-link model (eq. 3)
@@ -125,6 +125,24 @@ class GatedSpec:
     n_init: int
     max_iter: int
     source: NetworkSpec
+
+
+#: the fields every data spec has: a cell's coordinates in its sweep
+DATA_FIELDS = ("K", "n", "run")
+
+
+def data_config(data: Any) -> dict[str, Any]:
+    """A cell's data as its key holds it: every field of a :class:`DataSpec` (the mixed-link model,
+    the kind every sweep of Section 3 uses, named by its fields alone), or the data spec's name and
+    every field for any other kind (a question's own frozen dataclass with ``K``, ``n`` and
+    ``run``)."""
+    if not dataclasses.is_dataclass(data) or isinstance(data, type) or not data.__dataclass_params__.frozen:
+        raise TypeError(f"a cell's data is a frozen dataclass instance, got {type(data).__name__}")
+    missing = [f for f in DATA_FIELDS if not hasattr(data, f)]
+    if missing:
+        raise TypeError(f"a cell's data needs the fields {list(DATA_FIELDS)}; {type(data).__name__} lacks {missing}")
+    fields = dataclasses.asdict(data)
+    return fields if isinstance(data, DataSpec) else {"kind": type(data).__name__} | fields
 
 
 def spec_config(spec: Any) -> dict[str, Any] | None:

@@ -6,9 +6,10 @@ run). Each row holds the cell's coordinates (method, K, n, run, network size), i
 MSE, median squared error, and for the MLPs the training MSE and why training stopped), its wall
 time and its key, which names the result file and recomputes it (``monosem run``).
 
-The pages that are not sweeps export too (:data:`PAGE_EXPORTS`): ``fig1`` (Figure 1's table, per
-branch and seed, beside the paper's columns) and ``theorem2`` are computed at the profile;
-``theorem1`` reads the record page 07 leaves in the cache at every run, or the package's recorded
+A question whose cells are not the mixed-link grid writes its own rows (``theorem2``: one row per
+(K, n, estimator) of Section 4.2's experiment). The pages that are not sweeps yet export too
+(:data:`PAGE_EXPORTS`): ``fig1`` (Figure 1's table, per branch and seed, beside the paper's
+columns) is computed at the profile; ``theorem1`` reads the record page 07 leaves in the cache at every run, or the package's recorded
 paper-profile run with ``--recorded``.
 """
 
@@ -21,8 +22,9 @@ from typing import Any
 
 from ..checks import check_choice
 from .cells import network_of, width_of
+from .registry import ROWS
 
-__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "write_rows", "page_record_path", "write_page_rows"]
+__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "columns_of", "write_rows", "page_record_path", "write_page_rows"]
 
 #: the columns of an exported table, in order
 COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "batch", "test_mse", "test_median_se",
@@ -30,20 +32,28 @@ COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "ba
 
 
 def export_rows(figure: str, profile: str, records: dict) -> list[dict[str, Any]]:
-    """One row per cell of ``records`` (``{job: record}``), sorted by method, K, n and run."""
+    """One row per cell of ``records`` (``{job: record}``): the columns :data:`COLUMNS`, sorted by
+    method, K, n and run, or a question's own (:func:`~.registry.register_rows`)."""
+    if figure in ROWS:
+        return [{"figure": figure, "profile": profile, **row} for row in ROWS[figure](records)]
     rows = []
     for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n, kv[0].run,
                                                              width_of(kv[0]) or 0)):
         m = rec["metrics"]
         rows.append({
             "figure": figure, "profile": profile, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
-            "gamma": job.data.gamma,
+            "gamma": getattr(job.data, "gamma", None),
             "width": width_of(job), "batch": network_of(job).batch if width_of(job) else None,
             **{k: m.get(k) for k in ("test_mse", "test_median_se", "train_mse", "stop_reason", "stop_step",
                                      "best_iteration", "gate_ari_test", "frac_A071")},
             "seconds": rec.get("timing", {}).get("seconds"), "key": job.key(),
         })
     return rows
+
+
+def columns_of(figure: str) -> tuple[str, ...] | None:
+    """The CSV columns of ``figure``'s export: :data:`COLUMNS`, or those a question's rows have."""
+    return None if figure in ROWS else COLUMNS
 
 
 def write_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] | None = COLUMNS) -> str:
@@ -67,7 +77,6 @@ def write_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] | 
 PAGE_EXPORTS = {
     "fig1": "computed at the profile (Figure 1's networks: seconds at smoke, minutes at cpu)",
     "theorem1": "the record page 07 writes at every run ($MONOSEM_CACHE/pages/), or --recorded",
-    "theorem2": "computed at the profile (Section 4.2's separation experiment)",
 }
 
 

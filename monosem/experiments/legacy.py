@@ -81,7 +81,10 @@ def legacy_params(job) -> dict[str, Any]:
 
 def legacy_config(job) -> dict[str, Any] | None:
     """The configuration a result of ``job`` holds when it was keyed before the specs were typed
-    (its key is :func:`~monosem.experiments.cache.job_key` of it)."""
+    (its key is :func:`~monosem.experiments.cache.job_key` of it); ``None`` for a cell on another
+    data model than the mixed-link one, which had no such key."""
+    if not isinstance(job.data, DataSpec):
+        return None
     params = legacy_params(job)
     return {"cache_version": LEGACY_CACHE_VERSION, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
             "params": {k: _plain(v) for k, v in params.items()}}

@@ -15,7 +15,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Method", "METHODS", "PLOTS", "register_method", "register_plot", "discover"]
+__all__ = ["Method", "METHODS", "PLOTS", "ROWS", "register_method", "register_plot", "register_rows", "discover"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,9 @@ class Method:
     """A registered method: its name, the settings of its key and its computation."""
 
     name: str
-    params: Callable[[Any, Any], Any]  # (Profile, SampleEfficiencySizes) -> the cells' spec (a frozen dataclass)
+    # (Profile, SampleEfficiencySizes) -> the cells' spec (a frozen dataclass); None for a method
+    # whose figure builds its own jobs (:attr:`~.sweeps.Figure.jobs`)
+    params: Callable[[Any, Any], Any] | None
     compute: Callable[[Any, Any], dict[str, Any]]  # (Job, ResultCache | None) -> metrics
 
 
@@ -31,16 +33,19 @@ class Method:
 METHODS: dict[str, Method] = {}
 
 
-def register_method(name: str, *, params: Callable, compute: Callable) -> Method:
-    """Declare a method ``name``: ``params(P, sizes)`` gives every setting its result depends on
-    beyond the data, as a frozen dataclass (the job's ``spec``, part of the cache key; the data's
-    K, n, run and n_test are the sweep's), ``compute(job, cache)`` its metrics (a JSON-ready dict with ``test_mse``). Registering a name twice with
-    other functions is an error (a module imported twice registers the same functions)."""
+def register_method(name: str, *, compute: Callable, params: Callable | None = None) -> Method:
+    """Declare a method ``name``: ``compute(job, cache)`` gives its metrics (a JSON-ready dict with
+    ``test_mse``); ``params(P, sizes)`` every setting its result depends on beyond the data, as a
+    frozen dataclass (the job's ``spec``, part of the cache key; the data's K, n, run and n_test
+    are the sweep's), or ``None`` when the method's figure builds its own jobs
+    (:attr:`~.sweeps.Figure.jobs`). Registering a name twice with other functions is an error (a
+    module imported twice registers the same functions)."""
     if not isinstance(name, str) or not name or " " in name:
         raise ValueError(f"a method name is a non-empty word, got {name!r}")
     method = Method(name, params, compute)
     old = METHODS.get(name)
-    if old is not None and (old.params.__qualname__, old.compute.__qualname__) != (params.__qualname__, compute.__qualname__):
+    if old is not None and (getattr(old.params, "__qualname__", None), old.compute.__qualname__) != (
+            getattr(params, "__qualname__", None), compute.__qualname__):
         raise ValueError(f"method {name!r} is registered already (by {old.compute.__module__})")
     METHODS[name] = method
     return method
@@ -56,6 +61,18 @@ def register_plot(figure: str, plot: Callable) -> Callable:
     instead of :func:`~monosem.experiments.figures.plot_figure`'s curves of mean over runs."""
     PLOTS[figure] = plot
     return plot
+
+
+#: figures whose exported rows a question module writes, by figure name: ``rows(records) -> [row]``
+#: (one dict per cell of ``{job: record}``, its columns the question's own)
+ROWS: dict[str, Callable] = {}
+
+
+def register_rows(figure: str, rows: Callable) -> Callable:
+    """Export ``figure``'s cells with ``rows(records)`` (a question module's own columns) instead of
+    :func:`~monosem.experiments.export.export_rows`' generic ones."""
+    ROWS[figure] = rows
+    return rows
 
 
 @functools.cache

@@ -41,6 +41,9 @@ class Figure:
     #: the grid: the Profile field holding Ks / ns / runs / n_test, or a function of the profile
     #: returning such a grid (a figure declared outside :class:`~monosem.profiles.Profile`)
     sizes: str | Callable[[Profile], Any]
+    #: the figure's jobs at a profile, for a figure whose cells are not the mixed-link grid
+    #: K x n x run x method (a question's own data and specs); ``None``: built from the grid
+    jobs: Callable[[Profile], list[Job]] | None = None
 
     def grid(self, P: Profile):
         """The figure's grid at profile ``P`` (``None`` when the profile declares none)."""
@@ -193,6 +196,8 @@ def method_spec(method: str, P: Profile, network: tuple[int, int] | None = None,
     if method == "bayes":
         return None
     if method in METHODS:
+        if METHODS[method].params is None:
+            raise ValueError(f"method={method!r} has no settings of its own on a mixed-link grid: its figure builds its jobs")
         return METHODS[method].params(P, se)
     raise ValueError(f"method={method!r} is not known")
 
@@ -220,6 +225,8 @@ def sweep(
     training sizes."""
     fig = figure_of(figure)
     P = get_profile(profile)
+    if fig.jobs is not None:
+        return _restricted(fig.jobs(P), figure, P, Ks=Ks, methods=methods, runs=runs, ns=ns)
     sizes = _grid(fig, P)
     where = f"the {figure} grid of profile {P.name!r}"
     grid_K = _restrict(Ks, sizes.Ks, lambda bad: f"K={bad} not in {where}: {list(sizes.Ks)}")
@@ -241,6 +248,19 @@ def sweep(
         for (method, _), spec in specs.items()
         if _declared(sizes, method, n)
     ]
+
+
+def _restricted(jobs: list[Job], figure: str, P: Profile, **only: Sequence | None) -> list[Job]:
+    """A figure's own jobs restricted to some K, methods, runs or training sizes (each checked
+    against what the figure has at profile ``P``)."""
+    attr = {"Ks": "K", "methods": "method", "runs": "run", "ns": "n"}
+    for name, requested in only.items():
+        if requested is None:
+            continue
+        have = sorted({getattr(j, attr[name]) for j in jobs})
+        _restrict(requested, have, lambda bad, name=name, have=have: f"{name} {bad} not in the {figure} cells of profile {P.name!r}: {have}")
+        jobs = [j for j in jobs if getattr(j, attr[name]) in set(requested)]
+    return jobs
 
 
 def _data(K: int, n: int, run: int, n_test: int, variant: dict | None = None) -> DataSpec:

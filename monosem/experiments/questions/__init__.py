@@ -6,6 +6,8 @@ module                   question (page)
 ======================== ==================================================================
 ``feature_learning``     RFM's gain over the Laplace kernel as K grows (01)
 ``specialization``       Figure 1: specialized first-layer neurons (03)
+``figure1_lazy``         Figure 1 in the lazy regime and from a small initialization (03)
+``figure1_readings``     Figure 1 under readings of the initialization, at the paper's scale (03)
 ``figure1_sensitivity``  what moves Figure 1's table: the sensitivity study (03)
 ``sample_efficiency``    Figures 2 and 6: sample efficiency as K grows (04)
 ``regime``               the regime map: MLPs against the oracles as n grows (04)
@@ -13,6 +15,7 @@ module                   question (page)
 ``gated_metric``         why the gated RFM's metric updates hurt at K = 2 (05)
 ``theorem1_dynamics``    Theorem 1, part II: the dynamics of Lemmas 7-9 (07)
 ``theorem2_lemmas``      Theorem 2: its proof checked lemma by lemma (08)
+``theorem2_estimators``  Theorem 2: the experiment's four estimators, as cells (08)
 ``theorem2_separation``  Theorem 2: the separation experiment (08)
 ``overlap``              overlapping clusters (09)
 ``rare_regimes``         rare regimes under a Zipf law (09)
@@ -22,5 +25,5 @@ module                   question (page)
 ======================== ==================================================================
 
 The machinery never imports a question: a question registers what the machinery needs of it
-(its methods, figures and plots, :mod:`monosem.experiments.registry`).
+(its methods, figures, plots and export rows, :mod:`monosem.experiments.registry`).
 """

@@ -1,176 +1,47 @@
-"""The separation experiment that Theorem 2 predicts (Section 4.2).
+"""The separation experiment that Theorem 2 predicts (Section 4.2): its grid, its result table,
+its figure and its findings.
 
 On ``noiseless_routing_mixture(K)`` (d = 2K, clipped-ramp link, noiseless routing), for sample
-sizes n = ceil(scale * K^A), compare the test error E(f_hat - f*)^2 of
-
-* ``"mlp"`` -- a two-layer bias-free ReLU network f(x) = sum_j a_j relu(w_j^T x) fit by Adam on
-  the squared loss under the Frobenius constraint (1/2) sum_j (a_j^2 + ||w_j||^2) <= B = 3K
-  (Euclidean projection onto the ball after every step), predictions clipped to [0, 1];
-* ``"laplace"`` -- isotropic Laplace kernel ridge regression (a rotationally invariant kernel);
-* ``"rfm_true_agop"`` -- Laplace KRR in the metric M_rho = M + rho I with the ground-truth AGOP
-  M = (alpha/K) P_V of Lemma 12 (the comparator of Theorem 2);
-* ``"rfm_empirical"`` -- the Recursive Feature Machine with empirical AGOP (3 iterations, the
-  last one reported), which Theorem 2 does *not* cover.
-
-Why projection rather than a penalty: the theorem's estimator is ERM over the constrained class.
-The loss is the unclipped squared loss: f* itself lies in F_{3K} (Lemma 10), so an unclipped
-empirical minimizer with zero loss is also an empirical minimizer over clip o F_{3K}; clipping
-the predictions can only reduce the error because f* takes values in [0, 1]. Adam from a random
-start need not find the global minimizer: the training loss is reported alongside.
+sizes n = ceil(scale * K^A), compare the test error E(f_hat - f*)^2 of the four estimators of
+:mod:`.theorem2_estimators`: the Frobenius-constrained ReLU network (one row per budget factor:
+``mlp_B3K``, ...), the isotropic Laplace kernel, the Laplace kernel in the ground-truth AGOP's
+metric, and RFM with the empirical AGOP. Every (K, n, estimator) is a cell of the result store:
+the figure ``theorem2`` (:func:`separation_jobs`), computed, cached, recorded and exported like
+every other figure.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 from matplotlib.ticker import NullFormatter
-from tqdm import tqdm
 
-from ...data import noiseless_routing_mixture
-from ...device import get_device, torch_generator
-from ...kernels import LaplaceKernelRegressor, RFMRegressor
 from ...plots import PAGE_WIDTH
-from ...profiles import Theorem2Sizes, get_profile
+from ...profiles import Profile, Theorem2Sizes, get_profile
 from ...theory.hermite import clipped_ramp_moments
 from ...theory.kernel_bound import kernel_lower_bound
-from ...theory.separation import agop_bayes_lower_bound, ground_truth_agop, mlp_risk_upper_bound
+from ...theory.separation import agop_bayes_lower_bound
+from ..cache import Job, ResultCache
+from ..runner import run_jobs
+from ..registry import register_rows
+from ..sweeps import Figure, register_figure
+from .theorem2_estimators import (CELL_METHODS, METHODS, EmpiricalAGOPSpec, FrobeniusMLPConfig, RoutingData, TrueAGOPSpec,
+                                  compute_cell)
 
 __all__ = [
     "theorem2_rows",
-    "METHODS",
-    "FrobeniusMLPConfig",
-    "FrobeniusMLP",
-    "fit_frobenius_mlp",
     "sample_sizes",
-    "fit_and_score",
+    "separation_jobs",
     "run_separation",
     "SeparationResult",
     "rho_sweep",
     "plot_learning_curves",
     "learning_curves_figure",
 ]
-
-METHODS = ("mlp", "laplace", "rfm_true_agop", "rfm_empirical")
-
-
-@dataclass(frozen=True)
-class FrobeniusMLPConfig:
-    """The Frobenius-constrained two-layer ReLU MLP of the experiment.
-
-    ``width = width_per_cluster * K`` hidden units (Lemma 10 needs 2K), budget
-    B = ``budget_factor * K`` (Theorem 2: 3K), ``steps`` full-batch Adam steps at learning rate
-    ``lr`` with cosine decay, initial weights N(0, init_std^2 / d) (hidden) and N(0, init_std^2 / m)
-    (output).
-    """
-
-    width_per_cluster: int = 4
-    budget_factor: float = 3.0
-    steps: int = 1500
-    lr: float = 0.02
-    init_std: float = 1.0
-    max_batch: int = 4096
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.width_per_cluster, int) and self.width_per_cluster >= 1):
-            raise ValueError(f"width_per_cluster={self.width_per_cluster!r} must be an integer >= 1")
-        for name in ("budget_factor", "lr", "init_std"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name}={v!r} must be a positive finite number")
-        if not (isinstance(self.steps, int) and self.steps >= 1):
-            raise ValueError(f"steps={self.steps!r} must be an integer >= 1")
-        if not (isinstance(self.max_batch, int) and self.max_batch >= 1):
-            raise ValueError(f"max_batch={self.max_batch!r} must be an integer >= 1")
-
-
-class FrobeniusMLP(torch.nn.Module):
-    """f(x) = sum_j a_j relu(w_j^T x), bias-free, as in Section 4.2."""
-
-    def __init__(self, d: int, width: int, init_std: float, seed: int) -> None:
-        super().__init__()
-        gen = torch_generator(seed)
-        self.W = torch.nn.Parameter(torch.randn(width, d, generator=gen) * init_std / math.sqrt(d))
-        self.a = torch.nn.Parameter(torch.randn(width, generator=gen) * init_std / math.sqrt(width))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x @ self.W.T) @ self.a
-
-    def predict(self, x: torch.Tensor) -> torch.Tensor:
-        """clip(f(x)) = min(1, max(0, f(x))), the estimator of Section 4.2."""
-        with torch.no_grad():
-            return self(x).clamp(0.0, 1.0)
-
-    def frobenius_sq(self) -> float:
-        """||theta||_F^2 = (1/2) sum_j (a_j^2 + ||w_j||^2)."""
-        return 0.5 * float(self.a.detach().pow(2).sum() + self.W.detach().pow(2).sum())
-
-    @torch.no_grad()
-    def project_(self, budget: float) -> None:
-        """Euclidean projection onto {||theta||_F^2 <= budget}: rescale all weights if outside."""
-        f = self.frobenius_sq()
-        if f > budget:
-            s = math.sqrt(budget / f)
-            self.W.mul_(s)
-            self.a.mul_(s)
-
-
-def fit_frobenius_mlp(
-    x: torch.Tensor,
-    y: torch.Tensor,
-    K: int,
-    config: FrobeniusMLPConfig = FrobeniusMLPConfig(),
-    *,
-    seed: int = 0,
-    device: str | torch.device | None = "cpu",
-) -> tuple[FrobeniusMLP, dict]:
-    """Projected Adam on the squared loss over F_B, B = budget_factor * K (see the module docstring).
-
-    Full batch up to ``config.max_batch`` examples, minibatches (reshuffled each pass) above.
-    The initial weights are drawn on the CPU (the same on every device), then everything moves
-    to ``device`` (``None``: :func:`monosem.device.get_device`).
-    Returns the network and ``{"train_mse", "train_mse_clipped", "frobenius_sq", "budget"}``.
-    """
-    dev = get_device(device)
-    x = x.to(dev, torch.float32)
-    y = y.to(dev, torch.float32)
-    n, d = x.shape
-    budget = config.budget_factor * K
-    net = FrobeniusMLP(d, config.width_per_cluster * K, config.init_std, seed).to(dev)
-    net.project_(budget)
-    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=config.steps)
-    gen = torch_generator(seed + 1)
-    batch = min(n, config.max_batch)
-    perm, pos = torch.randperm(n, generator=gen), 0
-    for _ in range(config.steps):
-        if batch == n:
-            xb, yb = x, y
-        else:
-            if pos + batch > n:
-                perm, pos = torch.randperm(n, generator=gen), 0
-            idx = perm[pos : pos + batch].to(dev)
-            pos += batch
-            xb, yb = x[idx], y[idx]
-        loss = (net(xb) - yb).pow(2).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        sched.step()
-        net.project_(budget)
-    with torch.no_grad():
-        info = {
-            "train_mse": float((net(x) - y).pow(2).mean()),
-            "train_mse_clipped": float((net.predict(x) - y).pow(2).mean()),
-            "frobenius_sq": net.frobenius_sq(),
-            "budget": budget,
-        }
-    return net, info
 
 
 def sample_sizes(K: int, sizes: Theorem2Sizes) -> list[tuple[float, int]]:
@@ -181,49 +52,6 @@ def sample_sizes(K: int, sizes: Theorem2Sizes) -> list[tuple[float, int]]:
         if n <= sizes.n_max:
             out.append((float(A), n))
     return out
-
-
-def fit_and_score(
-    method: str,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    x_test: torch.Tensor,
-    y_test: torch.Tensor,
-    K: int,
-    *,
-    mlp: FrobeniusMLPConfig = FrobeniusMLPConfig(),
-    rho_ratio: float = 0.1,
-    rfm_iterations: int = 3,
-    seed: int = 0,
-    device: str | torch.device | None = "cpu",
-) -> dict:
-    """Fit one method on (x, y) and return its test MSE against the noiseless y_test = f*(x_test).
-
-    ``rho_ratio`` sets the RFM regularization rho = rho_ratio * alpha / K for ``"rfm_true_agop"``.
-    """
-    if method not in METHODS:
-        raise ValueError(f"method={method!r} is not allowed; use one of {list(METHODS)}")
-    t0 = time.perf_counter()
-    extra: dict = {}
-    if method == "mlp":
-        net, extra = fit_frobenius_mlp(x, y, K, mlp, seed=seed, device=device)
-        pred = net.predict(x_test.to(net.W.device, torch.float32)).cpu().to(torch.float64)
-    elif method == "laplace":
-        pred = torch.as_tensor(LaplaceKernelRegressor(bandwidth="median", device=device).fit(x, y).predict(x_test))
-    elif method == "rfm_true_agop":
-        if not (isinstance(rho_ratio, (int, float)) and rho_ratio >= 0):
-            raise ValueError(f"rho_ratio={rho_ratio!r} must be a number >= 0")
-        rho = rho_ratio * clipped_ramp_moments()["alpha"] / K
-        metric = ground_truth_agop(K) + rho * torch.eye(2 * K, dtype=torch.float64)
-        pred = torch.as_tensor(
-            LaplaceKernelRegressor(bandwidth="median", metric=metric.numpy(), device=device).fit(x, y).predict(x_test)
-        )
-        extra = {"rho": rho}
-    else:
-        rfm = RFMRegressor(iterations=rfm_iterations, bandwidth="median", random_state=seed, device=device).fit(x, y)
-        pred = torch.as_tensor(rfm.predict(x_test))
-    test_mse = float((pred.to(torch.float64) - y_test.to(torch.float64)).pow(2).mean())
-    return {"method": method, "test_mse": test_mse, "seconds": time.perf_counter() - t0, **extra}
 
 
 @dataclass
@@ -253,67 +81,83 @@ class SeparationResult:
         return np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
 
 
-def run_separation(
-    sizes: Theorem2Sizes | str = "cpu",
-    *,
-    methods: tuple[str, ...] = METHODS,
-    seed: int = 0,
-    device: str | torch.device | None = None,
-) -> SeparationResult:
-    """Run every (K, n = ceil(n_scale K^A)) of ``sizes`` for every method; one run per point.
+def _cell_jobs(K: int, n: int, run: int, sizes: Theorem2Sizes, methods, profile: str) -> list[Job]:
+    """The cells at one (K, n): the network once per budget factor, then the kernels."""
+    data = RoutingData(int(K), int(n), int(run), int(sizes.n_test))
+    specs: list[tuple[str, Any]] = []
+    if "mlp" in methods:
+        specs += [("t2-mlp", FrobeniusMLPConfig(width_per_cluster=sizes.mlp_width_per_cluster, budget_factor=float(factor),
+                                                steps=sizes.mlp_steps, lr=sizes.mlp_lr)) for factor in sizes.mlp_budget_factors]
+    kernels = {"laplace": ("t2-laplace", None), "rfm_true_agop": ("t2-rfm-true-agop", TrueAGOPSpec(float(sizes.rho_ratio))),
+               "rfm_empirical": ("t2-rfm-empirical", EmpiricalAGOPSpec(int(sizes.rfm_iterations)))}
+    specs += [kernels[m] for m in methods if m != "mlp"]
+    return [Job(name, data, spec, profile) for name, spec in specs]
 
-    ``"mlp"`` runs once per budget factor of ``sizes.mlp_budget_factors``, in rows named
-    ``"mlp_B3K"``, ``"mlp_B6K"``, ...
 
-    Training sets are ``model.pool(n, run=seed)`` and test sets ``model.test_set(n_test, run=seed)``
-    of ``noiseless_routing_mixture(K)``; the test responses are noiseless, so the test MSE is
-    the L^2(P_x) error ||f_hat - f*||^2 of Theorem 2. Data are drawn on the CPU; fits run on
-    ``device`` (``None``: :func:`monosem.device.get_device`, a GPU when there is one).
-    """
-    if isinstance(sizes, str):
-        sizes = get_profile(sizes).theorem2
+def separation_jobs(sizes: Theorem2Sizes, *, methods: tuple[str, ...] = METHODS, seed: int = 0, profile: str = "") -> list[Job]:
+    """The experiment's cells: every (K, n = ceil(n_scale K^A)) of ``sizes`` (n at most
+    ``n_max``) and every estimator of ``methods``, on run ``seed``'s data."""
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"method={m!r} is not allowed; use one of {list(METHODS)}")
-    mlps = {
-        f"mlp_B{factor:g}K": FrobeniusMLPConfig(
-            width_per_cluster=sizes.mlp_width_per_cluster, budget_factor=float(factor), steps=sizes.mlp_steps,
-            lr=sizes.mlp_lr,
-        )
-        for factor in sizes.mlp_budget_factors
-    }
-    jobs = [(K, A, n) for K in sizes.Ks for A, n in sample_sizes(K, sizes)]
+    return [job for K in sizes.Ks for _, n in sample_sizes(K, sizes) for job in _cell_jobs(K, n, seed, sizes, methods, profile)]
+
+
+def _figure_jobs(P: Profile) -> list[Job]:
+    return separation_jobs(P.theorem2, profile=P.name)
+
+
+register_figure(Figure("theorem2", "Theorem 2: kernels against a constrained ReLU network as K and n grow (Section 4.2)",
+                       tuple(CELL_METHODS), "theorem2", jobs=_figure_jobs))
+
+
+def _metrics(jobs: list[Job], cache: ResultCache | None, desc: str) -> dict[Job, dict[str, Any]]:
+    """Every job's metrics: from the cache (computing and storing the missing ones), or computed
+    here when there is no cache."""
+    if cache is None:
+        return {job: compute_cell(job) for job in jobs}
+    return {job: rec["metrics"] for job, rec in run_jobs(jobs, compute_cell, cache, desc=desc).items()}
+
+
+def _row_name(job: Job) -> str:
+    """The estimator's name in the result table: ``mlp_B3K`` for a network of budget 3K, ..."""
+    return f"mlp_B{job.spec.budget_factor:g}K" if job.method == "t2-mlp" else CELL_METHODS[job.method]
+
+
+def run_separation(sizes: Theorem2Sizes | str = "cpu", *, methods: tuple[str, ...] = METHODS, seed: int = 0,
+                   cache: ResultCache | None = None) -> SeparationResult:
+    """Every cell of :func:`separation_jobs` (one run per point), through ``cache`` when given (a
+    finished cell is never recomputed), as one :class:`SeparationResult`.
+
+    ``"mlp"`` runs once per budget factor of ``sizes.mlp_budget_factors``, in rows named
+    ``"mlp_B3K"``, ``"mlp_B6K"``, ... Fits run on :func:`monosem.device.get_device`.
+    """
+    if isinstance(sizes, str):
+        sizes = get_profile(sizes).theorem2
+    jobs = separation_jobs(sizes, methods=methods, seed=seed)
+    metrics = _metrics(jobs, cache, "Theorem 2 separation")
+    A_of = {(K, n): A for K in sizes.Ks for A, n in sample_sizes(K, sizes)}
     result = SeparationResult(sizes=sizes)
-    for K, A, n in tqdm(jobs, desc="Theorem 2 separation"):
-        model = noiseless_routing_mixture(K)
-        x, y, _ = model.pool(n, run=seed, dtype=torch.float64, device="cpu")
-        xt, yt, _ = model.test_set(sizes.n_test, run=seed, dtype=torch.float64, device="cpu")
-        runs = [(name, "mlp", cfg) for name, cfg in mlps.items()] if "mlp" in methods else []
-        runs += [(m, m, None) for m in methods if m != "mlp"]
-        for name, method, cfg in runs:
-            row = fit_and_score(
-                method, x, y, xt, yt, K, mlp=cfg or FrobeniusMLPConfig(), rho_ratio=sizes.rho_ratio,
-                rfm_iterations=sizes.rfm_iterations, seed=seed, device=device,
-            )
-            row.update(method=name, K=K, A=A, n=n, mlp_bound=float(mlp_risk_upper_bound(n, K)))
-            result.rows.append(row)
+    for job in jobs:
+        m = metrics[job]
+        row = {k: v for k, v in m.items() if k != "mlp_bound"}
+        row.update(method=_row_name(job), K=job.K, A=A_of[job.K, job.n], n=job.n, mlp_bound=m["mlp_bound"])
+        result.rows.append(row)
     return result
 
 
-def rho_sweep(
-    K: int, n: int, rho_ratios: tuple[float, ...], *, n_test: int = 2048, seed: int = 0
-) -> list[dict]:
+def rho_sweep(K: int, n: int, rho_ratios: tuple[float, ...], *, n_test: int = 2048, seed: int = 0,
+              cache: ResultCache | None = None) -> list[dict]:
     """Test error of Laplace KRR in the metric M_rho = (alpha/K) P_V + rho I for several rho.
 
     rho = ratio * alpha / K. Theorem 2's lower bound is uniform in rho: rho = 0 is Lemma 12's
     routing-blind metric, rho -> infinity approaches the isotropic Laplace kernel.
     """
-    model = noiseless_routing_mixture(K)
-    x, y, _ = model.pool(n, run=seed, dtype=torch.float64, device="cpu")
-    xt, yt, _ = model.test_set(n_test, run=seed, dtype=torch.float64, device="cpu")
+    jobs = [Job("t2-rfm-true-agop", RoutingData(int(K), int(n), int(seed), int(n_test)), TrueAGOPSpec(float(r))) for r in rho_ratios]
+    metrics = _metrics(jobs, cache, "rho sweep")
     out = []
-    for ratio in rho_ratios:
-        row = fit_and_score("rfm_true_agop", x, y, xt, yt, K, rho_ratio=ratio, seed=seed)
+    for job, ratio in zip(jobs, rho_ratios):
+        row = {k: v for k, v in metrics[job].items() if k != "mlp_bound"}
         row.update(K=K, n=n, rho_ratio=float(ratio), lower_bound=kernel_lower_bound(n, K))
         out.append(row)
     return out
@@ -490,9 +334,15 @@ def separation_claims(findings: dict[str, str], page: str, scale: str) -> list:
                   findings["direction"])]
 
 
-def theorem2_rows(profile: str) -> list[dict[str, Any]]:
-    """Section 4.2's separation experiment at ``profile``: one row per (K, A, n, method)."""
-    P = get_profile(profile)
-    result = run_separation(P.theorem2)
-    return [{"figure": "theorem2", "profile": P.name, **{k: v for k, v in row.items() if not isinstance(v, (list, dict))}}
-            for row in result.rows]
+def theorem2_rows(records: dict) -> list[dict[str, Any]]:
+    """The experiment's cells (``{job: record}``) as export rows, one per (K, n, estimator): the
+    estimator as the result table names it, its scalar metrics and settings, and the cell's key."""
+    rows = []
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, list(CELL_METHODS).index(kv[0].method), _row_name(kv[0]))):
+        settings = {} if job.spec is None else {k: v for k, v in vars(job.spec).items() if isinstance(v, (int, float))}
+        metrics = {k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict)) and k != "method"}
+        rows.append({"method": _row_name(job), "K": job.K, "n": job.n, "run": job.run, **metrics, **settings, "key": job.key()})
+    return rows
+
+
+register_rows("theorem2", theorem2_rows)
