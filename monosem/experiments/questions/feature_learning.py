@@ -130,7 +130,7 @@ def _band(ax, x, mean, std, color) -> None:
 def plot_gains(fits: list[Fit], Ks, n_train: int, noise_sd: float = 0.02):
     """Test MSE against K (left) and RFM's last iteration over Laplace (right), means over runs
     with one-std bands."""
-    T, runs = len(fits[0].mse) - 1, len({f.run for f in fits})
+    runs = len({f.run for f in fits})
     ratio = over_runs(fits, Ks, lambda f: f.mse[-1] / f.mse[0])
     with plots.paper_style():
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(plots.PAGE_WIDTH, 3.6), layout="constrained")
