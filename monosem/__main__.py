@@ -251,33 +251,16 @@ def profiles_table():
     return table
 
 
-def _export_page(args: argparse.Namespace, cache) -> int:
-    """``export fig1|theorem1``: the numbers of a page that is not a sweep."""
-    import json
-
+def _export_page(args: argparse.Namespace) -> int:
+    """``export fig1``: the numbers of a page that is not a sweep, computed at the profile."""
     from .experiments import export as ex
-    from .experiments.recorded import load_recorded
 
-    if args.figure == "theorem1":
-        if args.recorded:
-            payload = load_recorded("theorem1_dynamics_paper")
-            where = "the package's recorded paper-profile run"
-        else:
-            path = ex.page_record_path(cache.root, "theorem1_dynamics", args.profile)
-            payload = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-            where = str(path)
-        if payload is None:
-            raise ValueError(f"no Theorem 1 record at {where}: run page 07 at profile {args.profile!r} first (or pass --recorded)")
-        from .experiments.questions.theorem1_dynamics import theorem1_rows
-
-        rows = theorem1_rows(payload)
-    elif args.recorded:
+    if args.recorded:
         raise ValueError(f"{args.figure} has no recorded run yet; export it at a profile (it is computed: {ex.PAGE_EXPORTS[args.figure]})")
-    else:
-        print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
-        from .experiments.questions.specialization import figure1_rows
+    print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
+    from .experiments.questions.specialization import figure1_rows
 
-        rows = figure1_rows(args.profile)
+    rows = figure1_rows(args.profile)
     if not rows:
         raise CLIError(f"nothing to export: {args.figure} at profile {args.profile!r} gave no row")
     return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
@@ -432,17 +415,13 @@ def _status(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     """``monosem export``: the numbers behind a figure (or a page's record), one row per cell."""
-    from .experiments.cache import ResultCache
     from .experiments.export import columns_of, export_rows, write_rows
     from .experiments.figures import cached_records
     from .experiments.recorded import load_recorded_cells
     from .experiments.export import PAGE_EXPORTS
 
     if args.figure in PAGE_EXPORTS:
-        cache = ResultCache(args.cache)
-        if args.figure == "theorem1" and not args.recorded:
-            _require_cache(args, cache, first=f"run page 07 at profile {args.profile!r} with MONOSEM_CACHE={cache.root}")
-        return _export_page(args, cache)
+        return _export_page(args)
     cache, jobs = _figure_cells(args, reads=not args.recorded)
     if args.recorded:
         records = load_recorded_cells(jobs, args.profile)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pytest
 from monosem.__main__ import main
 from monosem.experiments.sweeps import FIGURES
 
@@ -35,10 +34,7 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
     """Figures 2, 4 and 6 from the cache, Figure 1 and Theorem 2 computed, Theorem 1 from the
     record page 07 leaves in the cache (here: the recorded paper run copied there) or --recorded."""
     import csv as csv_mod
-    import shutil
 
-    from monosem.experiments.export import page_record_path
-    from monosem.experiments.recorded import recorded_path
 
     monkeypatch.setenv("TQDM_DISABLE", "1")
     cache = ["--cache", str(tmp_path)]
@@ -60,15 +56,10 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
     rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
     assert {"mlp_B3K", "laplace", "rfm_true_agop", "rfm_empirical"} <= {r["method"] for r in rows}
     assert all(float(r["test_mse"]) >= 0 and r["key"] for r in rows) and {r["figure"] for r in rows} == {"theorem2"}
-    with pytest.raises(SystemExit):  # no page record yet: a clear error
-        main(["export", "theorem1", "--profile", "smoke", *cache])
-    assert "run page 07" in capsys.readouterr().err
-    target = page_record_path(tmp_path, "theorem1_dynamics", "smoke")
-    target.parent.mkdir(parents=True)
-    shutil.copy(recorded_path("theorem1_dynamics_paper"), target)
-    assert main(["export", "theorem1", "--profile", "smoke", *cache]) == 0
-    rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
-    assert {r["section"] for r in rows} == {"flows", "coverage", "tracking", "full_network", "perturbation"}
+    # no cached cell yet: a clear error saying what to run
+    assert main(["export", "theorem1", "--profile", "smoke", *cache]) == 1
+    assert "monosem run theorem1" in capsys.readouterr().err
     assert main(["export", "theorem1", "--profile", "paper", "--recorded", "--format", "json"]) == 0
     recorded = json.loads(capsys.readouterr().out)
-    assert len(recorded) == len(rows) and recorded[0]["profile"] == "paper"
+    assert {r["section"] for r in recorded} == {"flows", "coverage", "tracking", "full_network", "perturbation"}
+

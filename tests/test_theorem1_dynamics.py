@@ -1,4 +1,5 @@
-"""Page 07's record: its tables, numbers and claims."""
+"""Page 07: the simulations, and their record as one cell of the result store (its tables,
+numbers and claims, the recorded paper-profile cell, the command line)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import numpy as np
 
 
 def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
-    from monosem.experiments.questions.theorem1_dynamics import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
+    from monosem.experiments.questions.theorem1_record import dynamics_claims, dynamics_numbers, dynamics_tables, recorded_header
 
     payload = {
-        "profile": "paper", "recorded": "2026-11-30 20:00 UTC", "seconds": 1800.0,
+        "profile": "paper", "timing": {"finished": "2026-11-30 20:00 UTC", "seconds": 1800.0},
         "machine": {"cpu_count": 2, "torch_threads": 2, "accelerator": None, "git_commit": "abc1234"},
-        "results": {
+        "metrics": {
             "t_max": 5e4,
             "flows": [{"K": 3, "R": 4.0, "m": 256, "converged": 1.0, "median_distance_times_R": 0.9198},
                       {"K": 3, "R": 32.0, "m": 256, "converged": 0.0, "median_distance_times_R": None}],
@@ -26,11 +27,11 @@ def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
     }
     head = recorded_header(payload)
     assert "30.0 min" in head and "commit abc1234" in head
-    tables = dynamics_tables(payload["results"])
+    tables = dynamics_tables(payload["metrics"])
     assert tables["flows"].loc[(3, 32.0), "converged share"] == 0.0 and list(tables["tracking"].index) == [1e-2, 1e-3]
-    numbers = dynamics_numbers(payload["results"])
+    numbers = dynamics_numbers(payload["metrics"])
     assert numbers["C_fit"] == "0.935" and numbers["conv_hi"] == "0 %" and numbers["slope"] == "2.00"
-    lemma9, lemma8, lemma7 = dynamics_claims(payload["results"], "07_theorem1_dynamics", "paper")
+    lemma9, lemma8, lemma7 = dynamics_claims(payload["metrics"], "07_theorem1_dynamics", "paper")
     assert lemma9.verdict == "reproduces" and lemma8.verdict == "does not reproduce" and lemma7.verdict == "not settled"
 
 
@@ -38,7 +39,7 @@ def test_dynamics_record_round_trip():
     """Page 07's record (schema in monosem.experiments.questions.theorem1_dynamics) is JSON-ready and its
     summary prints every part."""
 
-    from monosem.experiments.questions.theorem1_dynamics import dynamics_results, dynamics_tables
+    from monosem.experiments.questions.theorem1_record import dynamics_results, dynamics_tables
 
     rng = np.random.default_rng(0)
     flows = {(3, 4.0): {"conv": np.array([True, True, False, True]), "dist": np.full(4, 0.1), "labels": np.array([0, 1, 2, 0])}}
@@ -93,6 +94,57 @@ def test_the_pages_text_and_record_come_from_one_run_of_every_simulation():
     fn = dyn.full_network(sizes, tr["omega0"], 0, device=get_device())
     assert "most specialized" in dyn.full_network_text(fn, sizes.m_full)
     perturb, _ = dyn.perturbation(sizes, 0)
-    record = dyn.page_results(sizes, checked.summary, fit, cov, tr, fn, perturb)
+    from monosem.experiments.questions import theorem1_record as t1
+
+    record = t1.page_results(sizes, checked.summary, fit, cov, tr, fn, perturb)
     assert record["C_fit"] == fit.C and f"fitted C = {fit.C:.3f}" in dyn.summary_text(checked.summary, fit, tr, sizes.t_max)
     assert json.loads(json.dumps(record))["C_fit"] == fit.C  # JSON-ready
+
+
+def test_the_dynamics_are_one_cell_computed_by_the_cli_like_the_page(tmp_path):
+    """``monosem run theorem1`` computes the cell page 07 stores (the same numbers: same seed,
+    same simulations), and ``export`` writes its sections."""
+    import csv
+    import io
+    from contextlib import redirect_stdout
+
+    from monosem.__main__ import main
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.questions import theorem1_record as t1
+    from monosem.experiments.sweeps import sweep
+    from monosem.profiles import get_profile
+
+    smoke = get_profile("smoke")
+    (job,) = sweep("theorem1", smoke)
+    assert job == t1.dynamics_job(smoke) and job.config()["data"] == {"kind": "PopulationData", "K": max(smoke.theorem1.Ks),
+                                                                        "n": 0, "run": 0}
+    assert job.config()["spec"]["kind"] == "Theorem1Sizes"
+    assert main(["run", "theorem1", "--profile", "smoke", "--cache", str(tmp_path)]) == 0
+    computed = ResultCache(tmp_path).load(job)["metrics"]
+    assert computed == json.loads(json.dumps(t1.compute_dynamics(job), default=float))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", "theorem1", "--profile", "smoke", "--cache", str(tmp_path)]) == 0
+    rows = list(csv.DictReader(out.getvalue().splitlines()))
+    assert {r["section"] for r in rows} == {"flows", "coverage", "tracking", "full_network", "perturbation"}
+    assert {r["key"] for r in rows} == {job.key()}
+
+
+def test_the_recorded_paper_cell_is_the_paper_profiles_computation():
+    """The paper profile's dynamics, recorded as one named file before they were a cell, are found
+    as that cell (legacy.NAMED_RECORDS) and were computed at the paper profile's sizes."""
+    from monosem.experiments.legacy import NAMED_RECORDS
+    from monosem.experiments.questions import theorem1_record as t1
+    from monosem.experiments.recorded import load_recorded
+    from monosem.profiles import get_profile
+
+    sizes = get_profile("paper").theorem1
+    rec = t1.recorded_run("paper")
+    payload = load_recorded(NAMED_RECORDS[(t1.METHOD, "paper", 0)])
+    assert rec is not None and rec["metrics"] == payload["results"] and rec["timing"]["seconds"] == payload["seconds"]
+    res = rec["metrics"]
+    assert res["t_max"] == sizes.t_max and res["tracking"]["eps"] == list(sizes.epsilons)
+    assert {(f["K"], f["R"]) for f in res["flows"]} <= {(K, R) for K in sizes.Ks for R in sizes.Rs}
+    assert all(f["m"] == sizes.m for f in res["flows"]) and res["tracking"]["n_mc"] == sizes.n_mc
+    assert res["full_network"]["eps"] == min(sizes.epsilons) and set(res["perturbation"]) == {"h2", "h4"}
+    assert t1.recorded_run("smoke") is None

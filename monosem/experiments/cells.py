@@ -141,7 +141,7 @@ def data_config(data: Any) -> dict[str, Any]:
     missing = [f for f in DATA_FIELDS if not hasattr(data, f)]
     if missing:
         raise TypeError(f"a cell's data needs the fields {list(DATA_FIELDS)}; {type(data).__name__} lacks {missing}")
-    fields = dataclasses.asdict(data)
+    fields = _as_json(dataclasses.asdict(data))
     return fields if isinstance(data, DataSpec) else {"kind": type(data).__name__} | fields
 
 
@@ -152,7 +152,17 @@ def spec_config(spec: Any) -> dict[str, Any] | None:
         return None
     if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
         raise TypeError(f"a cell's spec is a frozen dataclass instance or None, got {type(spec).__name__}")
-    return {"kind": type(spec).__name__} | dataclasses.asdict(spec)
+    return {"kind": type(spec).__name__} | _as_json(dataclasses.asdict(spec))
+
+
+def _as_json(value: Any) -> Any:
+    """A configuration as its result file holds it: tuples are JSON lists (the key, a hash of the
+    JSON text, is the same either way; the stored configuration must compare equal to it)."""
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    return value
 
 
 def network_of(job) -> NetworkSpec | None:

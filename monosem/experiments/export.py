@@ -7,10 +7,9 @@ MSE, median squared error, and for the MLPs the training MSE and why training st
 time and its key, which names the result file and recomputes it (``monosem run``).
 
 A question whose cells are not the mixed-link grid writes its own rows (``theorem2``: one row per
-(K, n, estimator) of Section 4.2's experiment). The pages that are not sweeps yet export too
-(:data:`PAGE_EXPORTS`): ``fig1`` (Figure 1's table, per branch and seed, beside the paper's
-columns) is computed at the profile; ``theorem1`` reads the record page 07 leaves in the cache at every run, or the package's recorded
-paper-profile run with ``--recorded``.
+(K, n, estimator) of Section 4.2's experiment; ``theorem1``: one row per section of page 07's
+record). Figure 1's table, per branch and seed, beside the paper's columns (``fig1``,
+:data:`PAGE_EXPORTS`), is computed at the profile.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from ..checks import check_choice
 from .cells import network_of, width_of
 from .registry import ROWS
 
-__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "columns_of", "write_rows", "page_record_path", "write_page_rows"]
+__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "columns_of", "write_rows", "write_page_rows"]
 
 #: the columns of an exported table, in order
 COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "batch", "test_mse", "test_median_se",
@@ -76,15 +75,7 @@ def write_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] | 
 #: what ``export`` can write besides the sweep figures, and where the numbers come from
 PAGE_EXPORTS = {
     "fig1": "computed at the profile (Figure 1's networks: seconds at smoke, minutes at cpu)",
-    "theorem1": "the record page 07 writes at every run ($MONOSEM_CACHE/pages/), or --recorded",
 }
-
-
-def page_record_path(cache_root, name: str, profile: str):
-    """Where a page that is not a sweep leaves its numbers at every run: ``<cache>/pages/<name>_<profile>.json``."""
-    from pathlib import Path
-
-    return Path(cache_root) / "pages" / f"{name}_{profile}.json"
 
 
 def write_page_rows(rows: list[dict[str, Any]], fmt: str) -> str:

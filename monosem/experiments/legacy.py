@@ -15,7 +15,7 @@ from typing import Any
 
 from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
 
-__all__ = ["LEGACY_CACHE_VERSION", "legacy_config"]
+__all__ = ["LEGACY_CACHE_VERSION", "NAMED_RECORDS", "legacy_config", "named_record", "cell_of_named_record"]
 
 #: the cache version of the last flat keys
 LEGACY_CACHE_VERSION = 2
@@ -88,3 +88,22 @@ def legacy_config(job) -> dict[str, Any] | None:
     params = legacy_params(job)
     return {"cache_version": LEGACY_CACHE_VERSION, "method": job.method, "K": job.K, "n": job.n, "run": job.run,
             "params": {k: _plain(v) for k, v in params.items()}}
+
+
+#: results recorded as one named file (``monosem/recorded/<name>.json``, a ``save_recorded``
+#: payload) before they were cells: (method, profile, run) -> the file's stem. The cell's spec is
+#: the profile's: the payload was computed with it (a test checks the payload against it).
+NAMED_RECORDS = {("theorem1-dynamics", "paper", 0): "theorem1_dynamics_paper"}
+
+
+def named_record(job, profile: str) -> str | None:
+    """The named file that holds ``job``'s result at ``profile`` from before it was a cell, if any."""
+    return NAMED_RECORDS.get((job.method, profile, job.run))
+
+
+def cell_of_named_record(job, payload: dict[str, Any]) -> dict[str, Any]:
+    """A named payload as the recorded cell of ``job``: its results as the metrics, its wall time and
+    date as the timing, and its profile and machine."""
+    return {"config": job.config(), "metrics": payload["results"], "profile": payload["profile"], "machine": payload["machine"],
+            "timing": {"seconds": payload["seconds"], "finished": payload["recorded"],
+                       "threads": payload["machine"].get("torch_threads"), "device": "cpu"}}

@@ -33,7 +33,7 @@ import torch
 
 from ..atomic import atomic_write_json
 from .cache import Job, ResultCache, _versions, config_without_version, job_key
-from .legacy import legacy_config
+from .legacy import cell_of_named_record, legacy_config, named_record
 from .cells import width_of
 
 __all__ = [
@@ -200,7 +200,8 @@ def _match(index: dict[str, dict[str, Any]], job: Job) -> dict[str, Any] | None:
     """``job``'s record in ``index``: keyed by its typed specs, or by the key spelled before they
     were typed (:mod:`.legacy`)."""
     record = index.get(config_without_version(job.config()))
-    return record if record is not None else index.get(config_without_version(legacy_config(job)))
+    old = legacy_config(job)
+    return record if record is not None or old is None else index.get(config_without_version(old))
 
 
 def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = None) -> dict[Job, dict[str, Any]]:
@@ -210,6 +211,9 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
     out = {}
     for job in dict.fromkeys(jobs):
         record = _match(index, job)
+        if record is None and root is None and (name := named_record(job, profile)) is not None:
+            payload = load_recorded(name)  # recorded as one named file before it was a cell
+            record = None if payload is None else cell_of_named_record(job, payload)
         if record is not None:
             out[job] = record
     return out
