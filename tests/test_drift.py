@@ -27,3 +27,40 @@ def test_drift_at_smoke_counts_add_up():
     made |= {"realigned": 2, "recruited": 8, "continued_test": 0.3}
     for text in (drift.drift_findings([made]), drift.drift_answer([made])):
         assert "mostly recruited" in text and "phase 1 hurts" in text
+
+
+def test_drift_is_cells_of_the_result_store(tmp_path, monkeypatch):
+    """Each angle is a cached cell: through a cache the rows are those computed without one, a
+    second call computes nothing, and a cell recomputed later continues the saved phase-1 network;
+    the key names the data kind; the figure lists one cell per angle; the export has one row per
+    angle."""
+    from monosem.data import DRIFT_ANGLES
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.export import export_rows
+    from monosem.experiments.sweeps import sweep
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    angles = (30.0, 90.0)
+    plain = drift.drift_runs("smoke", angles=angles)
+    cache = ResultCache(tmp_path)
+    cached = drift.drift_runs("smoke", angles=angles, cache=cache)
+    assert cached == plain and [list(r) for r in cached] == [list(r) for r in plain]
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert len(files) == 3 and sum(p.suffix == ".pt" for p in files) == 1  # two cells, one phase-1 network
+    assert drift.drift_runs("smoke", angles=angles, cache=cache) == plain
+    assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == files
+    jobs = drift.drift_jobs("smoke", angles)
+    cache.path(jobs[1]).unlink()  # recomputed from the saved phase-1 network: the same row
+    assert drift.drift_runs("smoke", angles=angles, cache=cache) == plain
+    config = jobs[0].config()
+    assert config["data"] == {"kind": "DriftData", "K": 10, "n": 4000, "run": 0, "n_val": 512, "n_test": 512, "angle": 30.0}
+    assert config["spec"]["kind"] == "DriftSpec" and config["spec"]["activation"] == "relu" and config["spec"]["steps"] == 150
+    # the figure at a profile: one cell per angle of the page
+    smoke = sweep("drift", "smoke")
+    assert [j.data.angle for j in smoke] == list(DRIFT_ANGLES) and {j.method for j in smoke} == {"drift"}
+    assert smoke[:1] == drift.drift_jobs("smoke", (30.0,))
+    records = {job: cache.load(job) for job in jobs}
+    rows = export_rows("drift", "smoke", records)
+    assert [r["angle"] for r in rows] == list(angles) and [r["key"] for r in rows] == [j.key() for j in jobs]
+    assert all(r["figure"] == "drift" and r["test_mse"] == r["continued_test"] for r in rows)
+    assert {k: rows[0][k] for k in plain[0]} == plain[0]
