@@ -140,7 +140,7 @@ def test_the_recorded_paper_cell_is_the_paper_profiles_computation():
 
     sizes = get_profile("paper").theorem1
     rec = t1.recorded_run("paper")
-    payload = load_recorded(NAMED_RECORDS[(t1.METHOD, "paper", 0)])
+    payload = load_recorded(NAMED_RECORDS[(t1.METHOD, "paper")][0])
     assert rec is not None and rec["metrics"] == payload["results"] and rec["timing"]["seconds"] == payload["seconds"]
     res = rec["metrics"]
     assert res["t_max"] == sizes.t_max and res["tracking"]["eps"] == list(sizes.epsilons)

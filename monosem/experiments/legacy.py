@@ -90,20 +90,39 @@ def legacy_config(job) -> dict[str, Any] | None:
             "params": {k: _plain(v) for k, v in params.items()}}
 
 
-#: results recorded as one named file (``monosem/recorded/<name>.json``, a ``save_recorded``
-#: payload) before they were cells: (method, profile, run) -> the file's stem. The cell's spec is
-#: the profile's: the payload was computed with it (a test checks the payload against it).
-NAMED_RECORDS = {("theorem1-dynamics", "paper", 0): "theorem1_dynamics_paper"}
+def _run0(job, results: dict[str, Any]) -> dict[str, Any] | None:
+    """A file that is the whole result of run 0."""
+    return results if job.run == 0 else None
+
+
+def _entry(job, results: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry of a file's ``entries`` with the job's K, n and run."""
+    return next((e for e in results.get("entries", []) if (e["K"], e["n"], e["run"]) == (job.K, job.n, job.run)), None)
+
+
+#: results recorded in named files (``monosem/recorded/<name>.json``, ``save_recorded`` payloads)
+#: before they were cells: (method, profile) -> (the file's stem, the job's part of its results, or
+#: None). A cell's spec is the profile's: the file was computed with it (a test checks each file's
+#: numbers against the profile's sizes).
+NAMED_RECORDS = {
+    ("theorem1-dynamics", "paper"): ("theorem1_dynamics_paper", _run0),
+    ("gated-metric", "long"): ("gated_metric_long", _entry),
+}
 
 
 def named_record(job, profile: str) -> str | None:
-    """The named file that holds ``job``'s result at ``profile`` from before it was a cell, if any."""
-    return NAMED_RECORDS.get((job.method, profile, job.run))
+    """The named file that may hold ``job``'s result at ``profile`` from before it was a cell."""
+    found = NAMED_RECORDS.get((job.method, profile))
+    return None if found is None else found[0]
 
 
-def cell_of_named_record(job, payload: dict[str, Any]) -> dict[str, Any]:
-    """A named payload as the recorded cell of ``job``: its results as the metrics, its wall time and
-    date as the timing, and its profile and machine."""
-    return {"config": job.config(), "metrics": payload["results"], "profile": payload["profile"], "machine": payload["machine"],
-            "timing": {"seconds": payload["seconds"], "finished": payload["recorded"],
+def cell_of_named_record(job, profile: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """``job``'s part of a named payload as its recorded cell (its metrics, its wall time (the part's
+    own, else the file's) and date as the timing, the file's profile and machine), or None when the
+    file does not hold it."""
+    part = NAMED_RECORDS[(job.method, profile)][1](job, payload["results"])
+    if part is None:
+        return None
+    return {"config": job.config(), "metrics": part, "profile": payload["profile"], "machine": payload["machine"],
+            "timing": {"seconds": part.get("seconds", payload["seconds"]), "finished": payload["recorded"],
                        "threads": payload["machine"].get("torch_threads"), "device": "cpu"}}

@@ -213,7 +213,7 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
         record = _match(index, job)
         if record is None and root is None and (name := named_record(job, profile)) is not None:
             payload = load_recorded(name)  # recorded as one named file before it was a cell
-            record = None if payload is None else cell_of_named_record(job, payload)
+            record = None if payload is None else cell_of_named_record(job, profile, payload)
         if record is not None:
             out[job] = record
     return out
