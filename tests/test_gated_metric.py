@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monosem.experiments.cache import ResultCache
+from monosem.experiments.cache import Job, ResultCache
 from monosem.experiments.questions.gated_metric import diagnosis_tables, metric_updates_by_start
 from monosem.experiments.methods import compute
 from monosem.experiments.sweeps import sweep
@@ -21,5 +21,37 @@ def test_the_paper_start_is_the_recorded_gated_rfm_and_the_identity_start_is_iso
     start = metrics[(metrics["start"] == "identity") & (metrics["iteration"] == 0)]
     assert start["effective rank"].to_numpy() == pytest.approx(20.0)  # M_0 = I in d = 20
     assert metrics["share on v_c"].between(0, 1 + 1e-9).all()
-    tables = diagnosis_tables(None)
+    tables = diagnosis_tables({})
     assert all(t.empty for t in tables)
+
+
+def test_the_diagnosis_is_a_cell_and_the_recorded_entries_are_found_as_cells(tmp_path):
+    """A diagnosis is a cell of its gated RFM cell; every entry of the file it was recorded in
+    before is found as the recorded cell of its (K, n, run), and its start from G_c is that gated
+    cell's own fit: the same test MSE at every iteration, to the last bits of a retrained network
+    (the diagnosis trained its source network alone, the recorded cell in a stack of networks,
+    whose float32 sums run in another order)."""
+    import pytest
+
+    from monosem.experiments.legacy import NAMED_RECORDS
+    from monosem.experiments.questions import gated_metric as gm
+    from monosem.experiments.recorded import load_recorded, load_recorded_cells
+    from monosem.profiles import get_profile
+
+    L = get_profile("long")
+    found = gm.recorded_diagnosis(L)
+
+    def found_spec(job):  # the spec of Figure 4's gated RFM cell at the same data
+        return next(j.spec for j in sweep("fig4", L, Ks=[job.K], methods=["gated-rfm"]) if j.data == job.data)
+    entries = load_recorded(NAMED_RECORDS[(gm.METHOD, "long")][0])["results"]["entries"]
+    assert sorted((j.K, j.n, j.run) for j in found) == sorted((e["K"], e["n"], e["run"]) for e in entries)
+    gated = load_recorded_cells([Job("gated-rfm", j.data, j.spec, "long") for j in found], "long")
+    for job, rec in found.items():
+        assert job.method == gm.METHOD and job.spec == found_spec(job)
+        cell = gated[Job("gated-rfm", job.data, job.spec, "long")]["metrics"]["test_mse_by_iteration"]
+        paper = rec["metrics"]["test_mse"]["G_c (paper)"]
+        assert [paper[f"iteration {t}"] for t in range(4)] == pytest.approx(cell, rel=0.05)
+    mse, _ = gm.diagnosis_tables(found)
+    assert len(mse) == 2 * len(found)
+    smoke = sweep("gated-metric", "smoke")
+    assert all(j.K == 2 and j.method == gm.METHOD for j in smoke) and len(smoke) == len(sweep("fig4", "smoke", Ks=[2], methods=["gated-rfm"]))

@@ -7,7 +7,6 @@ import pytest
 
 from monosem.experiments.questions import gated_metric as gm
 from monosem.experiments.questions import learned_gates as lg
-from monosem.experiments.recorded import load_recorded
 from monosem.profiles import get_profile
 
 
@@ -35,7 +34,7 @@ def test_the_curve_frames_split_the_global_and_the_local_methods(long_records):
 
 
 def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
-    mse, metric = gm.diagnosis_tables(load_recorded(gm.RECORD))
+    mse, metric = gm.diagnosis_tables(gm.recorded_diagnosis(get_profile("long")))
     numbers = gm.diagnosis_numbers(mse, metric, long_records, K=2, n=20_000)
     runs = sorted(mse.xs((2, 20_000), level=("K", "n")).index.get_level_values("run").unique())
     assert runs and all(numbers[k].count("(run ") == len(runs) for k in ("dg_g0", "dg_g3", "dg_i0", "dg_i3", "dg_mis"))

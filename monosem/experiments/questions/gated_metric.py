@@ -29,7 +29,6 @@ the numbers say.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Mapping
 
 import numpy as np
@@ -40,11 +39,14 @@ from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
 from ..cache import Job, ResultCache
 from ..methods import _train_mlps, dataset, load_mlp, source_job
-from ..recorded import load_recorded, save_recorded
+from ...profiles import Profile
+from ..recorded import load_recorded_cells
+from ..registry import register_method
+from ..sweeps import Figure, register_figure, sweep
 from ..verdicts import scored
 
-__all__ = ["FEATURE_STARTS", "RECORD", "metric_updates_by_start", "record_diagnosis", "diagnosis_tables", "shown_mse",
-           "diagnosis_numbers"]
+__all__ = ["FEATURE_STARTS", "METHOD", "metric_updates_by_start", "diagnosis_job", "compute_diagnosis", "recorded_diagnosis",
+           "diagnosis_tables", "shown_mse", "diagnosis_numbers"]
 
 #: the two starting metrics compared: the paper's learned features (G_c) and the identity
 FEATURE_STARTS = {"G_c (paper)": "learned", "identity": "isotropic"}
@@ -103,31 +105,45 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
     return pd.DataFrame(mse_rows).set_index("start"), pd.DataFrame(metric_rows)
 
 
-#: the recorded diagnosis (``monosem/recorded/<RECORD>.json``): one entry per (K, n, run)
-RECORD = "gated_metric_long"
+#: the cell's method: the diagnosis of one ``gated-rfm`` cell (same data, same spec)
+METHOD = "gated-metric"
 
 
-def record_diagnosis(gated_job: Job, cache: ResultCache) -> dict[str, Any]:
-    """Compute :func:`metric_updates_by_start` for ``gated_job`` and add it to the recorded
-    diagnosis (replacing an earlier entry of the same K, n and run)."""
-    t0 = time.perf_counter()
-    mse, metrics = metric_updates_by_start(gated_job, cache)
-    seconds = time.perf_counter() - t0
-    entry = {"K": gated_job.K, "n": gated_job.n, "run": gated_job.run, "seconds": seconds,
-             "test_mse": {start: row.to_dict() for start, row in mse.iterrows()},
-             "metrics": metrics.to_dict("records")}
-    old = load_recorded(RECORD)
-    entries = [e for e in (old or {}).get("results", {}).get("entries", [])
-               if (e["K"], e["n"], e["run"]) != (gated_job.K, gated_job.n, gated_job.run)]
-    entries = sorted(entries + [entry], key=lambda e: (e["K"], e["n"], e["run"]))
-    save_recorded(RECORD, gated_job.profile, {"entries": entries}, sum(e["seconds"] for e in entries))
-    return entry
+def diagnosis_job(gated_job: Job) -> Job:
+    """The diagnosis cell of the ``gated-rfm`` cell ``gated_job``."""
+    return Job(METHOD, gated_job.data, gated_job.spec, gated_job.profile)
 
 
-def diagnosis_tables(payload: dict[str, Any] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The recorded diagnosis as two tables: test MSE by RFM iteration per (K, n, run, start), and
-    per (K, n, run, start, iteration) the metric's mean share on v_c and effective rank over gates."""
-    entries = (payload or {}).get("results", {}).get("entries", [])
+def compute_diagnosis(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+    """:func:`metric_updates_by_start` of the cell's ``gated-rfm`` cell, JSON-ready: the test MSEs by
+    starting metric and the metric's shares and rank per gate and iteration."""
+    if cache is None:
+        raise ValueError("the diagnosis reads (or trains into) a cache: its ReLU source network is kept there")
+    mse, metrics = metric_updates_by_start(Job("gated-rfm", job.data, job.spec, job.profile), cache)
+    return {"K": job.K, "n": job.n, "run": job.run, "test_mse": {start: row.to_dict() for start, row in mse.iterrows()},
+            "metrics": metrics.to_dict("records")}
+
+
+def _figure_jobs(P: Profile) -> list[Job]:
+    """The diagnosis at K = 2 (where the metric updates hurt) for every gated RFM cell of Figure 4."""
+    return [diagnosis_job(j) for j in sweep("fig4", P, Ks=[2], methods=["gated-rfm"])] if 2 in P.gates.Ks else []
+
+
+register_method(METHOD, compute=compute_diagnosis)
+register_figure(Figure("gated-metric", "Why the gated RFM's metric updates hurt at K = 2 (Section 3.3)", (METHOD,), "gates",
+                       jobs=_figure_jobs))
+
+
+def recorded_diagnosis(profile: Profile) -> dict[Job, dict[str, Any]]:
+    """The recorded diagnosis cells of ``profile``: ``{job: record}``."""
+    return load_recorded_cells(sweep("gated-metric", profile), profile.name)
+
+
+def diagnosis_tables(records: Mapping[Job, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The diagnosis cells (``{job: record}``) as two tables: test MSE by RFM iteration per (K, n,
+    run, start), and per (K, n, run, start, iteration) the metric's mean share on v_c and effective
+    rank over gates."""
+    entries = sorted((rec["metrics"] for rec in records.values()), key=lambda e: (e["K"], e["n"], e["run"]))
     mse = pd.DataFrame([{"K": e["K"], "n": e["n"], "run": e["run"], "start": start} | vals
                         for e in entries for start, vals in e["test_mse"].items()])
     rows = [{"K": e["K"], "n": e["n"], "run": e["run"]} | m for e in entries for m in e["metrics"]]
