@@ -75,8 +75,9 @@ def _figure1_parsers(sub) -> None:
     readings = sub.add_parser("readings", help="the Figure 1 table under each reading of the paper's initialization (Section 3.1)")
     readings.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the Figure 1 sizes to start from")
     readings.add_argument("--width", type=int, default=None, help="override the profile's width (default: the profile's)")
-    readings.add_argument("--record", action="store_true", help="write monosem/recorded/figure1_readings_w<width>.json")
-    readings.add_argument("--checkpoints", type=Path, default=None, help="checkpoint folder (resumable; default: none)")
+    readings.add_argument("--record", action="store_true",
+                          help="record the cells in monosem/recorded/cells_<profile>/ (training resumes from checkpoints in the cache)")
+    readings.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE or results/cache)")
     readings.add_argument("--readings", nargs="+", default=None, metavar="NAME",
                           help="only these readings (default: all); e.g. --profile paper --readings balanced is Figure 1 at the paper's scale")
     readings.add_argument("--step-revision", type=int, default=None, metavar="R",
@@ -85,9 +86,9 @@ def _figure1_parsers(sub) -> None:
     study.add_argument("which", choices=("figure1",), help="which study")
     study.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
     study.add_argument("--part", type=int, nargs=2, default=(0, 1), metavar=("I", "K"),
-                       help="compute every K-th missing cell from the I-th (K workers on disjoint cells)")
+                       help="compute every K-th cell of the study from the I-th, when missing (K workers on disjoint cells)")
     study.add_argument("--record", action="store_true",
-                       help="write the cached cells to monosem/recorded/figure1_sensitivity_w512.json (computes nothing)")
+                       help="copy the cached cells to monosem/recorded/cells_cpu/figure1-study/ (computes nothing)")
 
 
 def _figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
@@ -108,7 +109,6 @@ def _figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> Non
 
 def _sweep_parsers(sub) -> None:
     """The figure commands: ``run``, ``status``, ``plot``, ``record`` and ``export``."""
-    from .experiments.export import PAGE_EXPORTS
     from .experiments.runner import EXECUTORS
 
     run = sub.add_parser("run", help="compute every missing cell of a figure")
@@ -130,7 +130,7 @@ def _sweep_parsers(sub) -> None:
     record.add_argument("--restore", action="store_true",
                         help="the other way: put the recorded cells the cache lacks back into the cache")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
-    _figure_args(export, extra=tuple(PAGE_EXPORTS))
+    _figure_args(export)
     export.add_argument("--format", choices=("csv", "json"), default="csv", help="output format")
     export.add_argument("--recorded", action="store_true", help="the cells shipped with the package, not the cache")
     export.add_argument("--out", type=Path, default=None, help="output file (default: standard output)")
@@ -251,21 +251,6 @@ def profiles_table():
     return table
 
 
-def _export_page(args: argparse.Namespace) -> int:
-    """``export fig1``: the numbers of a page that is not a sweep, computed at the profile."""
-    from .experiments import export as ex
-
-    if args.recorded:
-        raise ValueError(f"{args.figure} has no recorded run yet; export it at a profile (it is computed: {ex.PAGE_EXPORTS[args.figure]})")
-    print(f"{args.figure} at profile {args.profile!r}: {ex.PAGE_EXPORTS[args.figure]}", file=sys.stderr)
-    from .experiments.questions.specialization import figure1_rows
-
-    rows = figure1_rows(args.profile)
-    if not rows:
-        raise CLIError(f"nothing to export: {args.figure} at profile {args.profile!r} gave no row")
-    return _emit(args, ex.write_page_rows(rows, args.format), f"{len(rows)} rows")
-
-
 def _emit(args: argparse.Namespace, text: str, what: str) -> int:
     """An export's text to ``--out`` (saying what it wrote) or to standard output."""
     if args.out is None:
@@ -287,23 +272,26 @@ _BEYOND_PLOTS = {
 
 
 def _study(args: argparse.Namespace) -> int:
-    """``monosem study figure1``: compute (or, with ``--record``, record) the sensitivity study."""
-    from .experiments.cache import default_cache_dir
-    from .experiments.questions.figure1_sensitivity import RECORDED_NAME, run_study
-    from .experiments.recorded import save_recorded
+    """``monosem study figure1``: compute the sensitivity study's cells (Section 3.1, A.1) into the
+    cache or, with ``--record``, record the cached ones at the cpu profile."""
+    from .experiments.cache import ResultCache
+    from .experiments.questions.figure1_sensitivity import RECORDED_PROFILE, run_study, study_jobs
+    from .experiments.recorded import record_cells, recorded_cells_dir
 
-    root = args.cache if args.cache is not None else default_cache_dir()
+    cache = ResultCache(args.cache)
     i, k = args.part
     if not (k >= 1 and 0 <= i < k):
         raise ValueError(f"--part I K needs 0 <= I < K, got {i} {k}")
-    result = run_study(cache_dir=root, compute=not args.record, part=(i, k))
     if args.record:
-        if not result["cells"]:
-            raise CLIError(f"no cell of the figure1 study is cached in {root}; run: monosem study figure1")
-        seconds = sum(c["seconds"] for c in result["cells"])
-        print(f"recorded {len(result['cells'])} cells to {save_recorded(RECORDED_NAME, 'study', result, seconds)}")
-    else:
-        print(f"{len(result['cells'])} cells of the figure1 study are cached in {root}")
+        _require_cache(args, cache, first="monosem study figure1")
+        n_rec, n_missing = record_cells(study_jobs(), cache, RECORDED_PROFILE)
+        if n_rec == 0:
+            raise CLIError(f"no cell of the figure1 study is cached in {cache.root}; run: monosem study figure1")
+        print(f"figure1 study: {n_rec} cells recorded in {recorded_cells_dir(RECORDED_PROFILE)}, {n_missing} not computed yet")
+        return 0
+    _create_cache(args, cache)
+    result = run_study(cache=cache, part=(i, k))
+    print(f"{len(result['cells'])} of {len(study_jobs())} cells of the figure1 study are cached in {cache.root}")
     return 0
 
 
@@ -318,43 +306,35 @@ def _profiles(args: argparse.Namespace) -> int:
 
 
 def _readings(args: argparse.Namespace) -> int:
-    """``monosem readings``: the Figure 1 table under each reading of the initialization."""
-    import dataclasses
-    import time
-
-    from .experiments.recorded import save_recorded
-    from .experiments.questions.figure1_readings import ablation_frame, ablation_summary, reading_ablation, recorded_name
+    """``monosem readings``: the Figure 1 table under each reading of the initialization, one cell
+    per reading (computed, or read from the cache; ``--record`` ships them)."""
+    from .experiments.cache import ResultCache
+    from .experiments.questions.figure1_cells import compute_reading, reading_jobs
+    from .experiments.questions.figure1_readings import ablation_frame, ablation_summary
     from .experiments.questions.specialization import READINGS, STUDY_READINGS
-    from .train import STEP_REVISIONS
+    from .experiments.recorded import record_cells
+    from .experiments.runner import run_jobs
 
-    sizes = get_profile(args.profile).specialization
-    if args.width is not None:
-        if args.width < 1:
-            raise ValueError(f"--width must be a positive integer, got {args.width}")
-        sizes = dataclasses.replace(sizes, width=args.width)
+    P = get_profile(args.profile)
+    if args.width is not None and args.width < 1:
+        raise ValueError(f"--width must be a positive integer, got {args.width}")
     known = {r.name: r for r in READINGS + STUDY_READINGS}
-    chosen = READINGS
-    if args.readings is not None:
-        bad = [n for n in args.readings if n not in known]
-        if bad:
-            raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
-        chosen = tuple(known[n] for n in args.readings)
-    t0 = time.perf_counter()
-    revision = get_profile(args.profile).step_revision if args.step_revision is None else args.step_revision
-    if revision not in STEP_REVISIONS:
-        raise ValueError(f"--step-revision must be one of {list(STEP_REVISIONS)}, got {revision}")
-    # one reading at another profile's sizes (the paper profile): keep the drawn neurons too
-    result = reading_ablation(sizes, chosen, checkpoint_dir=args.checkpoints, neurons=len(chosen) == 1, step_revision=revision)
+    bad = [n for n in args.readings or () if n not in known]
+    if bad:
+        raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
+    chosen = READINGS if args.readings is None else tuple(known[n] for n in args.readings)
+    jobs = reading_jobs(P, chosen, width=args.width, step_revision=args.step_revision)
+    cache = ResultCache(args.cache)
+    _create_cache(args, cache)
+    records = run_jobs(jobs, compute_reading, cache, desc="Figure 1 readings")
+    first = next(iter(records.values()))["metrics"]
+    result = {"width": first["width"], "batch": first["batch"], "seeds": first["seeds"],
+              "readings": {job.spec.reading: rec["metrics"] for job, rec in records.items()}}
     print(ablation_frame(result).to_string())
     print(ablation_summary(result).to_string(float_format="{:.3g}".format))
     if args.record:
-        result["config"] = {"profile": args.profile, **dataclasses.asdict(sizes), "step_revision": revision}
-        # the wall time of the whole computation: this process and the earlier sittings of the
-        # networks it resumed from their checkpoints
-        earlier = sum(r.get("earlier_seconds", 0.0) for r in result["readings"].values())
-        one = chosen[0].name if len(chosen) == 1 else None
-        path = save_recorded(recorded_name(args.profile, sizes.width, one), args.profile, result, time.perf_counter() - t0 + earlier)
-        print(f"recorded: {path}")
+        n, _ = record_cells(jobs, cache, args.profile)
+        print(f"recorded {n} cells of figure1-readings at profile {args.profile!r}")
     return 0
 
 
@@ -418,10 +398,6 @@ def _export(args: argparse.Namespace) -> int:
     from .experiments.export import columns_of, export_rows, write_rows
     from .experiments.figures import cached_records
     from .experiments.recorded import load_recorded_cells
-    from .experiments.export import PAGE_EXPORTS
-
-    if args.figure in PAGE_EXPORTS:
-        return _export_page(args)
     cache, jobs = _figure_cells(args, reads=not args.recorded)
     if args.recorded:
         records = load_recorded_cells(jobs, args.profile)

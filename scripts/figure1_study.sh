@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The Figure 1 sensitivity study (monosem.experiments.questions.figure1_sensitivity): every setting x seed,
-# cached one cell at a time under results/cache/figure1_sensitivity, so a rerun resumes.
-#   nohup nice -n 10 bash scripts/figure1_study.sh 0 2 > results/figure1_study_0.log 2>&1 &
-#   nohup nice -n 10 bash scripts/figure1_study.sh 1 2 > results/figure1_study_1.log 2>&1 &
-# (two workers on disjoint cells), then record: bash scripts/figure1_study.sh record
+# The Figure 1 sensitivity study (monosem.experiments.questions.figure1_sensitivity): every setting x seed
+# is a cell of the result store ($MONOSEM_CACHE, default results/cache), so a rerun resumes.
+#   nohup nice -n 10 bash scripts/figure1_study.sh --part 0 2 > results/figure1_study_0.log 2>&1 &
+#   nohup nice -n 10 bash scripts/figure1_study.sh --part 1 2 > results/figure1_study_1.log 2>&1 &
+# (two workers on disjoint cells), then record the cells: bash scripts/figure1_study.sh --record
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

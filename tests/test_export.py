@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+
+import pytest
 from monosem.__main__ import main
 from monosem.experiments.sweeps import FIGURES
 
@@ -45,13 +47,22 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
         assert main(["export", fig, *args]) == 0
         rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
         assert {r["method"] for r in rows} == set(FIGURES[fig].methods), fig
-    assert main(["export", "fig1", "--profile", "smoke", "--format", "json"]) == 0
+    # Figure 1's table is a cell like any other: run, then export
+    assert main(["run", "fig1", "--profile", "smoke", *cache]) == 0
+    capsys.readouterr()
+    assert main(["export", "fig1", "--profile", "smoke", "--format", "json", *cache]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["branch"] for r in rows} == {"relu", "gelu", "reglu gate", "reglu value", "swiglu gate", "swiglu value"}
     assert all(0 <= r["frac_A071"] <= 1 and r["test_mse"] > 0 for r in rows)
     # Section 4.2's experiment is a figure of cells like any other: run, then export
     assert main(["run", "theorem2", "--profile", "smoke", *cache]) == 0
     capsys.readouterr()
+    assert main(["plot", "theorem2", "--profile", "smoke", *cache, "--out", str(tmp_path / "t2.png")]) == 0
+    assert (tmp_path / "t2.png").stat().st_size > 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # drawn by its page: a one-line error naming the export
+        main(["plot", "fig1", "--profile", "smoke", *cache])
+    assert "monosem export fig1" in capsys.readouterr().err
     assert main(["export", "theorem2", "--profile", "smoke", *cache]) == 0
     rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
     assert {"mlp_B3K", "laplace", "rfm_true_agop", "rfm_empirical"} <= {r["method"] for r in rows}

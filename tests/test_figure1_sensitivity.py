@@ -1,4 +1,5 @@
-"""The Figure 1 sensitivity study: settings, keys, the dead-neuron share, a tiny study end to end."""
+"""The Figure 1 sensitivity study: settings, cells, the dead-neuron share, a tiny study end to end,
+the recorded study found as cells."""
 
 import json
 import math
@@ -7,8 +8,10 @@ from dataclasses import asdict, replace
 import pytest
 import torch
 
-from monosem.experiments.questions.figure1_sensitivity import (SETTINGS, Setting, dead_share, fingerprints, paper_distance, run_study,
-                                                      selected_frame, study_frame)
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.questions import figure1_sensitivity as f1s
+from monosem.experiments.questions.figure1_sensitivity import SETTINGS, Setting, dead_share, measure, run_study, study_job
+from monosem.experiments.questions.figure1_study_page import fingerprints, paper_distance, selected_frame, study_frame
 from monosem.models import MLP, init_parameters
 from monosem.train import TrainConfig, TrainData, train
 
@@ -17,7 +20,7 @@ TINY = Setting(width=8, n_train=256, n_val=64, n_test=64, batch=32, steps=20, ev
 
 def test_settings_are_distinct_and_valid():
     assert len(SETTINGS) >= 24
-    assert len({s.key(0) for s in SETTINGS.values()}) == len(SETTINGS)
+    assert len({study_job(s, 0).key() for s in SETTINGS.values()}) == len(SETTINGS)
     assert SETTINGS["base (balanced, x0.1)"] == Setting()
     with pytest.raises(ValueError, match="readout_init"):
         Setting(readout_init="huge")
@@ -28,15 +31,29 @@ def test_settings_are_distinct_and_valid():
 
 
 def test_every_setting_belongs_to_a_factor():
-    from monosem.experiments.questions.figure1_sensitivity import FACTORS
+    from monosem.experiments.questions.figure1_study_page import FACTORS
 
     assert {label for labels in FACTORS.values() for label in labels} == set(SETTINGS)
 
 
-def test_key_is_the_whole_setting_and_seed():
-    assert TINY.key(0) != TINY.key(1)
-    assert TINY.key(0) != replace(TINY, horizon=2.0).key(0)
-    assert TINY.key(0) == Setting(**asdict(TINY)).key(0)
+def test_a_cells_key_is_the_whole_setting_and_seed():
+    assert study_job(TINY, 0).key() != study_job(TINY, 1).key()
+    assert study_job(TINY, 0).key() != study_job(replace(TINY, horizon=2.0), 0).key()
+    assert study_job(TINY, 0).key() == study_job(Setting(**asdict(TINY)), 0).key()
+    job = study_job(TINY, 1, "smoke")
+    assert (job.K, job.n, job.run, job.method) == (10, TINY.n_train, 1, f1s.METHOD)
+    assert job.key() == study_job(TINY, 1, "cpu").key()  # the profile is not part of the key
+    with pytest.raises(ValueError, match="n_train"):
+        f1s.compute_study_cell(job.on(n=TINY.n_train + 1))
+
+
+def test_the_figure_is_every_setting_at_every_seed_at_every_profile():
+    from monosem.experiments.sweeps import sweep
+
+    for profile in ("smoke", "cpu", "paper"):
+        jobs = sweep(f1s.METHOD, profile)
+        assert [(j.spec, j.run) for j in jobs] == [(s, seed) for s in SETTINGS.values() for seed in f1s.STUDY_SEEDS]
+    assert [j.run for j in sweep(f1s.METHOD, "cpu", runs=[1])] == [1] * len(SETTINGS)
 
 
 def test_standard_init_draws_a_uniform_readout():
@@ -71,8 +88,9 @@ def test_schedule_steps_sets_the_cosine_horizon():
 
 def test_tiny_study_end_to_end_and_resume(tmp_path):
     settings = {"tiny": TINY, "tiny x2 horizon": replace(TINY, horizon=2.0)}
-    out = run_study(settings, seeds=(0,), cache_dir=tmp_path, progress=False)
-    assert len(out["cells"]) == 2
+    cache = ResultCache(tmp_path)
+    out = run_study(settings, seeds=(0,), cache=cache, progress=False)
+    assert len(out["cells"]) == 2 and out["settings"] == {k: asdict(v) for k, v in settings.items()}
     df = study_frame(out)
     # ReLU six rates (one branch), GELU three (one branch), ReGLU / SwiGLU three (two branches)
     assert len(df) == 2 * (6 + 3 + 3 * 2 + 3 * 2)
@@ -85,24 +103,76 @@ def test_tiny_study_end_to_end_and_resume(tmp_path):
     dist = paper_distance(sel)
     assert dist.loc["tiny", "distance (points)"] > 0 and 0 <= dist.loc["tiny", "cosine cells within 10"] <= 12
     # a second call reads the cache; a damaged cell is recomputed with a warning naming it
-    files = sorted((tmp_path / "figure1_sensitivity").glob("*.json"))
-    files[0].write_text("{not json")
-    with pytest.warns(RuntimeWarning, match=files[0].name):
-        again = run_study(settings, seeds=(0,), cache_dir=tmp_path, progress=False)
-    assert len(again["cells"]) == 2
-    assert json.loads(files[0].read_text())["seed"] == 0
-    skipped = run_study({"other": replace(TINY, steps=10)}, seeds=(0,), cache_dir=tmp_path, progress=False, compute=False)
+    path = cache.path(study_job(TINY, 0))
+    path.write_text("{not json")
+    with pytest.warns(RuntimeWarning, match=path.name):
+        again = run_study(settings, seeds=(0,), cache=cache, progress=False)
+    assert [c["rows"] for c in again["cells"]] == [c["rows"] for c in out["cells"]]  # recomputed: the same rows
+    assert json.loads(path.read_text())["config"]["data"]["run"] == 0
+    skipped = run_study({"other": replace(TINY, steps=10)}, seeds=(0,), cache=cache, progress=False, compute=False)
     assert skipped["cells"] == []
+
+
+def test_the_cells_are_measure_and_a_second_run_computes_nothing(tmp_path, monkeypatch):
+    """Each (setting, seed) is a cell of the store: its rows are :func:`measure`'s, stored once;
+    ``part`` splits the cells between workers and a second run reads them all."""
+    settings = {"tiny": TINY, "tiny value x0.1": replace(TINY, value_scale=0.1)}
+    cache = ResultCache(tmp_path)
+    first = run_study(settings, seeds=(0, 1), cache=cache, progress=False, part=(1, 2))
+    assert [(c["label"], c["seed"]) for c in first["cells"]] == [("tiny", 1), ("tiny value x0.1", 1)]  # cells 1 and 3
+    run_study(settings, seeds=(0, 1), cache=cache, progress=False, part=(0, 2))
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a cached cell was computed again")
+
+    monkeypatch.setattr(f1s, "measure", boom)
+    out = run_study(settings, seeds=(0, 1), cache=cache, progress=False)
+    assert [(c["label"], c["seed"]) for c in out["cells"]] == [(label, seed) for label in settings for seed in (0, 1)]
+    monkeypatch.undo()
+    for cell in out["cells"]:
+        assert cell["rows"] == measure(settings[cell["label"]], cell["seed"])["rows"]
+    assert len(list((tmp_path / f1s.METHOD).glob("*.json"))) == 4
+
+
+def test_the_command_computes_in_parts_records_and_exports_the_cells(tmp_path, monkeypatch, capsys):
+    """``monosem study figure1 --part I K`` computes the cells, ``--record`` records them at the
+    cpu profile, where :func:`recorded_study` and ``monosem export --recorded`` find them."""
+    from monosem.__main__ import main
+    from monosem.experiments import recorded
+
+    settings = {"base (balanced, x0.1)": TINY, "horizon x2": replace(TINY, horizon=2.0)}
+    monkeypatch.setattr(f1s, "SETTINGS", settings)
+    monkeypatch.setattr(recorded, "recorded_cells_dir", lambda profile: tmp_path / f"cells_{profile}")
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    cache = ["--cache", str(tmp_path / "cache")]
+    assert main(["study", "figure1", "--record", *cache]) == 1  # nothing cached yet
+    assert main(["study", "figure1", *cache, "--part", "0", "2"]) == 0
+    assert "2 of 4 cells" in capsys.readouterr().out
+    assert main(["study", "figure1", *cache, "--part", "1", "2"]) == 0
+    assert main(["study", "figure1", "--record", *cache]) == 0
+    assert "4 cells recorded" in capsys.readouterr().out
+    rec = f1s.recorded_study()
+    assert rec is not None and rec["machine"]["cpu_count"] and rec["seconds"] > 0
+    assert rec["results"] == run_study(cache=ResultCache(tmp_path / "cache"), compute=False, progress=False)
+    assert main(["export", f1s.METHOD, "--recorded", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 4 * (6 + 3 + 3 * 2 + 3 * 2) and {r["setting"] for r in rows} == set(settings)
+    assert all(r["profile"] == "cpu" and r["key"] and "active_pct" in r for r in rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    assert main(["plot", f1s.METHOD, *cache, "--out", str(tmp_path / "map.png")]) == 0  # the map, from the cells
+    assert (tmp_path / "map.png").stat().st_size > 0
 
 
 def test_the_studys_answers_read_a_tiny_study(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from monosem.experiments.questions.figure1_sensitivity import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
+    from monosem.experiments.questions.figure1_study_page import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
 
     settings = {"base (balanced, x0.1)": TINY, "horizon x2": replace(TINY, horizon=2.0), "value x0.1": replace(TINY, value_scale=0.1)}
-    out = run_study(settings, seeds=(0, 1), cache_dir=tmp_path, progress=False)
+    out = run_study(settings, seeds=(0, 1), cache=ResultCache(tmp_path), progress=False)
     sel = selected_frame(out)
     table = ranking(out)
     assert list(table.index) == sorted(table.index, key=lambda s: table.loc[s, "distance (points)"])
@@ -115,7 +185,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     split = gate_value_split(sel)
     assert list(split.index) == ["the paper", "base (balanced, x0.1)", "value x0.1"]
     assert split.loc["value x0.1", "gap A ≥ .71"] == pytest.approx(split.loc["value x0.1", "gate A ≥ .71 %"] - split.loc["value x0.1", "value A ≥ .71 %"])
-    from monosem.experiments.questions.figure1_sensitivity import study_numbers
+    from monosem.experiments.questions.figure1_study_page import study_numbers
 
     text = study_numbers(out)
     assert set(text) == {"dead_text", "value_text", "fingerprint_text", "answer_text"}
@@ -124,14 +194,34 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
 
 
+def test_every_recorded_cell_is_still_found_and_unchanged():
+    """Every (setting, seed) of the file the study was recorded in before its cells is found as its
+    cell's recorded cell (legacy.NAMED_RECORDS), with the same rows and seconds."""
+    from monosem.experiments.legacy import NAMED_RECORDS
+    from monosem.experiments.recorded import load_recorded, load_recorded_cells
+
+    assert NAMED_RECORDS[(f1s.METHOD, f1s.RECORDED_PROFILE)][0] == f1s.RECORDED_NAME
+    payload = load_recorded(f1s.RECORDED_NAME)["results"]
+    jobs = {(c["label"], c["seed"]): study_job(Setting(**payload["settings"][c["label"]]), c["seed"]) for c in payload["cells"]}
+    found = load_recorded_cells(list(jobs.values()), f1s.RECORDED_PROFILE)
+    assert len(found) == len(payload["cells"]) >= 48
+    for cell in payload["cells"]:
+        rec = found[jobs[cell["label"], cell["seed"]]]
+        assert rec["metrics"] == {"rows": cell["rows"], "seconds": cell["seconds"]}
+        assert rec["timing"]["seconds"] == cell["seconds"]
+    # the labels are the study's: recorded_study gives the file's cells in the file's order
+    rec = f1s.recorded_study()
+    assert rec["results"]["cells"] == [{k: c[k] for k in ("label", "seed", "seconds", "rows")} for c in payload["cells"]]
+    assert rec["seconds"] == pytest.approx(load_recorded(f1s.RECORDED_NAME)["seconds"])
+
+
 def test_the_study_readings_are_the_recorded_studys_best():
     """STUDY_READINGS (what the paper profile is run for) names what the recorded study ranks best:
     the most cosine cells within 10 points, and the smallest mean distance."""
-    from monosem.experiments.questions.figure1_sensitivity import RECORDED_NAME, paper_distance, ranking
-    from monosem.experiments.recorded import load_recorded
+    from monosem.experiments.questions.figure1_study_page import paper_distance, ranking
     from monosem.experiments.questions.specialization import STUDY_READINGS
 
-    rec = load_recorded(RECORDED_NAME)
+    rec = f1s.recorded_study()
     assert rec is not None and len(rec["results"]["cells"]) >= 48
     ranked = ranking(rec["results"])
     dist = paper_distance(selected_frame(rec["results"]))

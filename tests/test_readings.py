@@ -133,17 +133,18 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     here at smoke sizes: one reading, the neurons page 03 draws, its own record name, and the
     comparison with the paper in percentage points."""
     from monosem.experiments import recorded as rec_mod
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.questions.figure1_cells import reading_job
 
     monkeypatch.setenv("TQDM_DISABLE", "1")
     saved = {}
-    monkeypatch.setattr(rec_mod, "save_recorded", lambda name, profile, result, seconds: saved.update(
-        name=name, profile=profile, result=result) or tmp_path / f"{name}.json")
-    assert main(["readings", "--profile", "smoke", "--readings", "balanced", "--record"]) == 0
-    assert saved["name"] == "figure1_readings_smoke_w64" == readings.recorded_name("smoke", 64)
-    assert readings.recorded_name("cpu", 512) == "figure1_readings_w512"
-    result = saved["result"]
-    assert list(result["readings"]) == ["balanced"]
-    entry = result["readings"]["balanced"]
+    monkeypatch.setattr(rec_mod, "record_cells", lambda jobs, cache, profile: saved.update(jobs=jobs, cache=cache, profile=profile)
+                        or (len(jobs), 0))
+    assert main(["readings", "--profile", "smoke", "--readings", "balanced", "--record", "--cache", str(tmp_path)]) == 0
+    (job,) = saved["jobs"]
+    assert saved["profile"] == "smoke" and job == reading_job(get_profile("smoke"), fig1.FIGURE1_READING, neurons=True)
+    assert job.config()["data"]["kind"] == "Figure1Data" and job.config()["spec"]["reading"] == "balanced"
+    entry = ResultCache(tmp_path).load(job)["metrics"]
     assert set(entry["neurons"]) == {"figure1", "figure5"} and set(entry["lrs"]) == {"relu", "gelu", "reglu", "swiglu"}
     assert all(len(n["w"]) == 40 for part in entry["neurons"].values() for n in part)
     # the ReLU table at every searched rate, the selected one marked and equal to the table's row
@@ -165,6 +166,7 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
         n_active = next(r["n_active"] for r in entry["rows"] if r["branch"].startswith(act))
         assert row["0.999"] == pytest.approx(100 * n_active / 64)
     assert "% of width carrying 99.9 %" in readings.importance_spread_frame(spread).columns
+    result = {"width": entry["width"], "batch": entry["batch"], "seeds": entry["seeds"], "readings": {"balanced": entry}}
     table = readings.paper_comparison_frame(result, live_rows=entry["rows"])
     assert len(table) == 6 and table.loc["ReLU", "paper A ≥ .71 %"] == PAPER_FIGURE1["relu"][1]
     assert table.loc["ReLU", "minus paper: A ≥ .71"] == pytest.approx(table.loc["ReLU", "recorded A ≥ .71 %"] - PAPER_FIGURE1["relu"][1])
@@ -223,8 +225,14 @@ def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
     assert list(tmp_path.glob("*_v0.3.pt")) and run.reading == "value x0.3"
     plain = fig1.train_figure1(sizes, "reglu", seeds=(0,), progress=False)
     assert run.test_mse != plain.test_mse
-    assert readings.recorded_name("paper", 2048, "readout rate x0.28") == "figure1_readings_paper_w2048_readout_rate_x0_28"
-    assert readings.recorded_name("paper", 2048, "balanced") == readings.recorded_name("paper", 2048)
+    from monosem.experiments.legacy import named_records
+    from monosem.experiments.questions.figure1_cells import reading_job
+
+    paper = get_profile("paper")
+    assert named_records(reading_job(paper, rate), "paper") == ["figure1_readings_paper_w2048",
+                                                                 "figure1_readings_paper_w2048_readout_rate_x0_28"]
+    assert named_records(reading_job(paper, fig1.FIGURE1_READING), "paper") == ["figure1_readings_paper_w2048"]
+    assert named_records(reading_job(get_profile("cpu"), value), "cpu") == ["figure1_readings_w512", "figure1_readings_w512_value_x0_3"]
 
 
 def _record(rows: list[dict], **results) -> dict:
@@ -265,7 +273,9 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     from monosem.experiments.questions.figure1_lazy import ScaledRun
     from monosem.models import MLP
 
-    records = readings.study_paper_records()
+    from monosem.experiments.questions.figure1_cells import study_paper_records
+
+    records = study_paper_records()
     assert list(records) == [r.name for r in fig1.STUDY_READINGS]
     assert all(rec is None or set(rec["results"]["readings"]) <= {r.name for r in fig1.STUDY_READINGS} for rec in records.values())
     balanced, closer = _record(_paper_rows(5.0)), _record(_paper_rows(2.0))
@@ -294,3 +304,20 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     readings.show(["a line", readings.ablation_frame(balanced["results"])])
     out = capsys.readouterr().out
     assert out.startswith("a line\n") and "balanced" in out
+
+
+def test_every_figure1_run_recorded_in_a_named_file_is_found_as_its_cells_unchanged():
+    """The Figure 1 runs recorded as one named file each (the readings ablation at widths 512 and
+    2 048, the paper-scale runs) are found as the recorded cells of their readings, entry for entry."""
+    from monosem.experiments.questions.figure1_cells import recorded_readings
+    from monosem.experiments.recorded import load_recorded, recorded_path
+
+    for profile, width, chosen, name in (("cpu", 512, fig1.READINGS, "figure1_readings_w512"),
+                                         ("cpu", 2048, fig1.READINGS, "figure1_readings_w2048"),
+                                         ("paper", 2048, [fig1.FIGURE1_READING], "figure1_readings_paper_w2048"),
+                                         ("paper", 2048, fig1.STUDY_READINGS[:1], "figure1_readings_paper_w2048_readout_rate_x0_28")):
+        if not recorded_path(name).exists():
+            continue
+        old, got = load_recorded(name), recorded_readings(profile, width, chosen)
+        assert got is not None and got["results"]["readings"] == old["results"]["readings"], name
+        assert (got["profile"], got["recorded"], got["results"]["width"]) == (old["profile"], old["recorded"], old["results"]["width"])

@@ -6,10 +6,10 @@ run). Each row holds the cell's coordinates (method, K, n, run, network size), i
 MSE, median squared error, and for the MLPs the training MSE and why training stopped), its wall
 time and its key, which names the result file and recomputes it (``monosem run``).
 
-A question whose cells are not the mixed-link grid writes its own rows (``theorem2``: one row per
-(K, n, estimator) of Section 4.2's experiment; ``theorem1``: one row per section of page 07's
-record). Figure 1's table, per branch and seed, beside the paper's columns (``fig1``,
-:data:`PAGE_EXPORTS`), is computed at the profile.
+A question whose cells are not the mixed-link grid writes its own rows (:func:`~.registry.register_rows`):
+``fig1`` one row per (branch, seed) of Figure 1's table beside the paper's columns, ``theorem2``
+one per (K, n, estimator) of Section 4.2's experiment, ``theorem1`` one per section of page 07's
+record, ``drift`` one per angle.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..checks import check_choice
 from .cells import network_of, width_of
 from .registry import ROWS
 
-__all__ = ["COLUMNS", "PAGE_EXPORTS", "export_rows", "columns_of", "write_rows", "write_page_rows"]
+__all__ = ["COLUMNS", "export_rows", "columns_of", "write_rows"]
 
 #: the columns of an exported table, in order
 COLUMNS = ("figure", "profile", "method", "K", "n", "run", "gamma", "width", "batch", "test_mse", "test_median_se",
@@ -68,16 +68,3 @@ def write_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] | 
     for row in rows:
         writer.writerow({k: ("" if row.get(k) is None else row[k]) for k in columns})
     return buf.getvalue()
-
-
-# --- the pages that are not sweeps: Figure 1 and the Theorem 1 and 2 experiments ---------------
-
-#: what ``export`` can write besides the sweep figures, and where the numbers come from
-PAGE_EXPORTS = {
-    "fig1": "computed at the profile (Figure 1's networks: seconds at smoke, minutes at cpu)",
-}
-
-
-def write_page_rows(rows: list[dict[str, Any]], fmt: str) -> str:
-    """Like :func:`write_rows`, with the columns the rows have (in order of first appearance)."""
-    return write_rows(rows, fmt, columns=None)

@@ -86,6 +86,9 @@ def plot_figure(
     discover()
     if figure in PLOTS:  # a question module's own panels (e.g. the mixtures of experts of page 10)
         return PLOTS[figure](P, records, source)
+    if figure_of(figure).jobs is not None:  # a question's own cells: not curves of test MSE against n
+        raise ValueError(f"{figure} has no figure of its own here: its page draws it; its numbers: "
+                         f"python -m monosem export {figure} --profile {P.name}")
     cells = aggregate(records, metric, rule=rule)
     grid = figure_of(figure).grid(P)
     # one panel per K that has at least one cell (a partial cache draws what it has)

@@ -11,11 +11,12 @@ carried its own data settings. :func:`legacy_config` spells a typed job that way
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
 
-__all__ = ["LEGACY_CACHE_VERSION", "NAMED_RECORDS", "legacy_config", "named_record", "cell_of_named_record"]
+__all__ = ["LEGACY_CACHE_VERSION", "NAMED_RECORDS", "legacy_config", "named_records", "cell_of_named_record"]
 
 #: the cache version of the last flat keys
 LEGACY_CACHE_VERSION = 2
@@ -100,20 +101,62 @@ def _entry(job, results: dict[str, Any]) -> dict[str, Any] | None:
     return next((e for e in results.get("entries", []) if (e["K"], e["n"], e["run"]) == (job.K, job.n, job.run)), None)
 
 
+def _figure1_stems(job, profile: str) -> list[str]:
+    """A Figure 1 run's file: ``figure1_readings_w<width>`` at the cpu profile (every reading),
+    ``figure1_readings_<profile>_w<width>`` at another, with ``_<reading>`` for a file of one
+    reading other than the balanced one."""
+    spec = job.spec
+    base = f"figure1_readings_w{spec.width}" if profile == "cpu" else f"figure1_readings_{profile}_w{spec.width}"
+    one = base + "_" + "".join(ch if ch.isalnum() else "_" for ch in spec.reading.lower()).strip("_")
+    return [base] if spec.reading == "balanced" else [base, one]
+
+
+def _figure1_reading(job, results: dict[str, Any]) -> dict[str, Any] | None:
+    """The job's reading in a Figure 1 run's file, when the file ran the job's training: the same
+    width, batch, seeds, step revision (none named: 1), updates, rate grid and data sizes, with
+    the drawn neurons exactly when the job keeps them."""
+    spec, cfg = job.spec, results.get("config", {})
+    entry = results.get("readings", {}).get(spec.reading)
+    wanted = {"max_steps_relu": spec.max_steps_relu, "max_steps_other": spec.max_steps_other, "eval_every": spec.eval_every,
+              "relu_lr_grid": list(spec.relu_lr_grid), "n_train": job.data.n, "n_val": job.data.n_val, "n_test": job.data.n_test}
+    same = (results.get("width") == spec.width and results.get("batch") == spec.batch and list(results.get("seeds", [])) == list(spec.seeds)
+            and results.get("step_revision", 1) == spec.step_revision and all(cfg.get(k) == v for k, v in wanted.items()))
+    if entry is None or not same or ("neurons" in entry) != spec.neurons:
+        return None
+    return entry | {"width": results["width"], "batch": results["batch"], "seeds": results["seeds"]}
+
+
+def _study_cell(job, results: dict[str, Any]) -> dict[str, Any] | None:
+    """The cell of a sensitivity study's file (``{"settings": {label: setting}, "cells": [...]}``)
+    whose setting is the job's spec and whose seed is the job's run, as the cell's metrics
+    (``rows`` and ``seconds``)."""
+    spec = json.loads(json.dumps(dataclasses.asdict(job.spec)))  # as the file holds it: tuples are lists
+    labels = {label for label, setting in results.get("settings", {}).items() if setting == spec}
+    cell = next((c for c in results.get("cells", []) if c["label"] in labels and c["seed"] == job.run), None)
+    return None if cell is None else {"rows": cell["rows"], "seconds": cell["seconds"]}
+
+
 #: results recorded in named files (``monosem/recorded/<name>.json``, ``save_recorded`` payloads)
-#: before they were cells: (method, profile) -> (the file's stem, the job's part of its results, or
-#: None). A cell's spec is the profile's: the file was computed with it (a test checks each file's
+#: before they were cells: (method, profile) -> (the files that may hold a job: a stem, or a
+#: function of the job and profile giving stems; the job's part of a file's results, or None). A
+#: file without its configuration was computed with the profile's (a test checks each file's
 #: numbers against the profile's sizes).
 NAMED_RECORDS = {
     ("theorem1-dynamics", "paper"): ("theorem1_dynamics_paper", _run0),
     ("gated-metric", "long"): ("gated_metric_long", _entry),
+    # Figure 1's sensitivity study: a cell's spec is its own setting, not the profile's sizes
+    ("figure1-study", "cpu"): ("figure1_sensitivity_w512", _study_cell),
+    ("figure1-reading", "cpu"): (_figure1_stems, _figure1_reading),
+    ("figure1-reading", "paper"): (_figure1_stems, _figure1_reading),
 }
 
 
-def named_record(job, profile: str) -> str | None:
-    """The named file that may hold ``job``'s result at ``profile`` from before it was a cell."""
+def named_records(job, profile: str) -> list[str]:
+    """The named files that may hold ``job``'s result at ``profile`` from before it was a cell."""
     found = NAMED_RECORDS.get((job.method, profile))
-    return None if found is None else found[0]
+    if found is None:
+        return []
+    return [found[0]] if isinstance(found[0], str) else found[0](job, profile)
 
 
 def cell_of_named_record(job, profile: str, payload: dict[str, Any]) -> dict[str, Any] | None:

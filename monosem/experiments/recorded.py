@@ -33,7 +33,7 @@ import torch
 
 from ..atomic import atomic_write_json
 from .cache import Job, ResultCache, _versions, config_without_version, job_key
-from .legacy import cell_of_named_record, legacy_config, named_record
+from .legacy import cell_of_named_record, legacy_config, named_records
 from .cells import width_of
 
 __all__ = [
@@ -211,9 +211,11 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
     out = {}
     for job in dict.fromkeys(jobs):
         record = _match(index, job)
-        if record is None and root is None and (name := named_record(job, profile)) is not None:
+        for name in named_records(job, profile) if record is None and root is None else ():
             payload = load_recorded(name)  # recorded as one named file before it was a cell
             record = None if payload is None else cell_of_named_record(job, profile, payload)
+            if record is not None:
+                break
         if record is not None:
             out[job] = record
     return out

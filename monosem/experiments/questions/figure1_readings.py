@@ -25,7 +25,7 @@ from ...profiles import Profile, SpecializationSizes
 from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
 from ...train import STEP_REVISION
 from .figure1_lazy import ScaledRun, regime_numbers
-from .specialization import (BRANCH_NAMES, FIGURE1_READING, READINGS, REPRODUCE_PP, STUDY_READINGS, Figure1Run, Reading,
+from .specialization import (BRANCH_NAMES, FIGURE1_READING, READINGS, REPRODUCE_PP, Figure1Run, Reading,
                              branch_means, figure1_claims, figure1_data, live_numbers, minus_paper, neuron_panels, table_row, table_rows,
                              train_figure1)
 
@@ -34,25 +34,14 @@ if TYPE_CHECKING:
 
     from ..verdicts import Claim
 
-__all__ = ["recorded_name", "rate_rows", "rate_frame", "SPREAD_FRACTIONS", "importance_spread", "importance_spread_frame",
+__all__ = ["rate_rows", "rate_frame", "SPREAD_FRACTIONS", "importance_spread", "importance_spread_frame",
            "figure_neurons", "reading_ablation", "paper_comparison_frame", "ablation_scores", "ablation_frame", "ablation_summary",
            "ablation_verdict", "paper_scale_verdict", "paper_scale_numbers", "ablation_report", "paper_run_report",
-           "drawn_neuron_figures", "paper_scale_tables", "study_paper_records", "study_paper_report", "study_paper_text",
+           "drawn_neuron_figures", "paper_scale_tables", "study_paper_report", "study_paper_text",
            "page_numbers", "page_claims", "show"]
 
 #: the page whose verdicts :func:`page_claims` gives
 PAGE = "03_specialization"
-
-
-def recorded_name(profile: str, width: int, reading: str | None = None) -> str:
-    """The recorded result's name of a Figure 1 table run: ``figure1_readings_w<width>`` at the
-    cpu profile's sizes (the readings ablation), ``figure1_readings_<profile>_w<width>`` at
-    another profile's (e.g. the paper profile's run of the chosen reading), with ``_<reading>``
-    appended for one reading other than :data:`.specialization.FIGURE1_READING`."""
-    name = f"figure1_readings_w{width}" if profile == "cpu" else f"figure1_readings_{profile}_w{width}"
-    if reading is not None and reading != FIGURE1_READING.name:
-        name += "_" + "".join(ch if ch.isalnum() else "_" for ch in reading).strip("_")
-    return name
 
 
 def rate_rows(run: Figure1Run) -> list[dict]:
@@ -361,8 +350,7 @@ def paper_run_report(paper_run: dict | None, live_rows: list[dict], profile: Pro
     (or ``None``): where and how long it ran, :func:`paper_comparison_frame` beside the live
     profile's rows (transposed: one column per branch) and :func:`paper_scale_verdict`."""
     if paper_run is None:
-        return ["not recorded yet: python -m monosem readings --profile paper --readings balanced --record "
-                "--checkpoints results/checkpoints/figure1_paper"]
+        return ["not recorded yet: python -m monosem readings --profile paper --readings balanced --record"]
     res, mach = paper_run["results"], paper_run["machine"]
     return [f"recorded {paper_run['recorded']}: {paper_run['seconds'] / 3600:.1f} h on {mach.get('torch_threads')} thread(s)\n"
             f"of a {mach.get('cpu_count')}-core CPU (accelerator: {mach.get('accelerator') or 'none'}, torch {mach.get('torch')})\n"
@@ -398,22 +386,14 @@ def paper_scale_tables(paper_run: dict | None) -> list[str | pd.DataFrame]:
     return out
 
 
-def study_paper_records() -> dict[str, dict | None]:
-    """The paper-scale records of the sensitivity study's best readings
-    (:data:`.specialization.STUDY_READINGS`), by name; ``None`` where not recorded."""
-    from ..recorded import load_recorded
-
-    return {r.name: load_recorded(recorded_name("paper", 2048, r.name)) for r in STUDY_READINGS}
-
-
 def study_paper_report(records: dict[str, dict | None]) -> list[str | pd.DataFrame]:
-    """What page 03 shows of :func:`study_paper_records`: per reading, when and how long it ran,
+    """What page 03 shows of :func:`.figure1_cells.study_paper_records`: per reading, when and how long it ran,
     :func:`paper_comparison_frame` (transposed) and :func:`paper_scale_verdict`, or how to run it."""
     out: list[str | pd.DataFrame] = []
     for name, rec in records.items():
         if rec is None:
             out.append(f"{name!r} at the paper's scale: not recorded yet (python -m monosem readings --profile paper "
-                       f"--readings {name!r} --record --checkpoints DIR)")
+                       f"--readings {name!r} --record)")
         else:
             out += [f"{name!r} at the paper's scale, recorded {rec['recorded']} ({rec['seconds'] / 3600:.1f} h):",
                     paper_comparison_frame(rec["results"]).T, paper_scale_verdict(rec["results"])]

@@ -17,7 +17,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ from ...train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure1_rows", "FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "paper_profile_estimate",
+__all__ = ["FIGURE1_SAMPLE_SEEDS", "Figure1Run", "figure1_data", "train_figure1", "paper_profile_estimate",
            "Reading", "READINGS", "FIGURE1_READING", "STUDY_READINGS", "table_rows", "table_row", "BRANCH_NAMES", "branch_means",
            "minus_paper", "REPRODUCE_PP", "live_numbers", "figure1_frame", "figure1_row_status", "figure1_claims", "sizes_text",
            "test_mse_frame", "relu_search_frame", "table_note", "neuron_panels", "gelu_neurons_figure", "moderate_neurons_figure",
@@ -377,29 +377,6 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
     out["halfrange_relu"], out["halfrange_gated"] = f"{half['relu']:.1f}", f"{half['gated']:.1f}"
     return out
 
-
-def figure1_rows(profile: str) -> list[dict[str, Any]]:
-    """Figure 1's table at ``profile``, one row per (activation branch, seed), beside the paper's
-    cosine columns (``paper_*``, in percent as printed; its D columns are not legible)."""
-    from ...profiles import get_profile
-
-    P = get_profile(profile)
-    sizes, model = P.specialization, figure1_model()
-    data = figure1_data(sizes)
-    rows = []
-    for act in ("relu", "gelu", "reglu", "swiglu"):
-        run = train_figure1(sizes, act, data=data)
-        for seed, net, err, lr in zip(run.seeds, run.models, run.test_mse, run.lrs):
-            for r in specialization_table(net, model.directions):
-                paper = PAPER_FIGURE1.get(r.branch, (None, None, None))
-                rows.append({"figure": "fig1", "profile": P.name, "branch": r.branch, "seed": seed, "width": r.width,
-                             "n_active": r.n_active, "frac_A071": r.frac_A071, "frac_A090": r.frac_A090,
-                             "frac_D1": r.frac_D1, "frac_D2": r.frac_D2, "test_mse": float(err), "lr": lr,
-                             "paper_n_active": paper[0], "paper_pct_A071": paper[1], "paper_pct_A090": paper[2]})
-    return rows
-
-
-# --- page 03's live cells ---------------------------------------------------------------------
 
 def sizes_text(sizes: SpecializationSizes) -> str:
     """The line page 03 prints about its Figure 1 sizes: width, training set, batch, steps, seeds."""

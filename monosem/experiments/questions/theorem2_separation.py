@@ -27,7 +27,7 @@ from ...theory.kernel_bound import kernel_lower_bound
 from ...theory.separation import agop_bayes_lower_bound
 from ..cache import Job, ResultCache
 from ..runner import run_jobs
-from ..registry import register_rows
+from ..registry import register_plot, register_rows
 from ..sweeps import Figure, register_figure
 from .theorem2_estimators import (CELL_METHODS, METHODS, EmpiricalAGOPSpec, FrobeniusMLPConfig, RoutingData, TrueAGOPSpec,
                                   compute_cell)
@@ -135,15 +135,30 @@ def run_separation(sizes: Theorem2Sizes | str = "cpu", *, methods: tuple[str, ..
     if isinstance(sizes, str):
         sizes = get_profile(sizes).theorem2
     jobs = separation_jobs(sizes, methods=methods, seed=seed)
-    metrics = _metrics(jobs, cache, "Theorem 2 separation")
+    return _result(sizes, jobs, _metrics(jobs, cache, "Theorem 2 separation"))
+
+
+def _result(sizes: Theorem2Sizes, jobs: list[Job], metrics: dict[Job, dict[str, Any]]) -> SeparationResult:
+    """The cells' metrics as one :class:`SeparationResult`, in the order of ``jobs`` (those with
+    metrics), each row with its exponent A."""
     A_of = {(K, n): A for K in sizes.Ks for A, n in sample_sizes(K, sizes)}
     result = SeparationResult(sizes=sizes)
-    for job in jobs:
+    for job in (j for j in jobs if j in metrics):
         m = metrics[job]
         row = {k: v for k, v in m.items() if k != "mlp_bound"}
         row.update(method=_row_name(job), K=job.K, A=A_of[job.K, job.n], n=job.n, mlp_bound=m["mlp_bound"])
         result.rows.append(row)
     return result
+
+
+def _plot(P: Profile, records: dict, source: str = ""):
+    """``monosem plot theorem2``: the learning curves of the cached (or recorded) cells."""
+    result = _result(P.theorem2, separation_jobs(P.theorem2, profile=P.name), {j: rec["metrics"] for j, rec in records.items()})
+    if not result.rows:
+        raise ValueError(f"no results of theorem2 at profile {P.name!r} to draw: run `python -m monosem run theorem2 --profile {P.name}` first")
+    fig = learning_curves_figure(result)
+    fig.suptitle("Theorem 2: test error against $n$" + (f" ({source})" if source else ""))
+    return fig
 
 
 def rho_sweep(K: int, n: int, rho_ratios: tuple[float, ...], *, n_test: int = 2048, seed: int = 0,
@@ -346,3 +361,4 @@ def theorem2_rows(records: dict) -> list[dict[str, Any]]:
 
 
 register_rows("theorem2", theorem2_rows)
+register_plot("theorem2", _plot)

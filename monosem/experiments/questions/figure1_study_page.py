@@ -1,0 +1,342 @@
+"""What page 03 reads from the Figure 1 sensitivity study (Section 3.1, A.1): its tables, its map,
+each factor's effect, the ranking against the paper's table and the sentences about the two
+hypotheses.
+
+Every function reads a study in the shape :func:`.figure1_sensitivity.run_study` and
+:func:`.figure1_sensitivity.recorded_study` return (``{"settings": {label: setting},
+"cells": [{"label", "seed", "seconds", "rows"}]}``); :mod:`.figure1_sensitivity` holds the
+settings and the computation. ``monosem plot figure1-study`` draws :func:`plot_map` from the cells.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...specialization import PAPER_FIGURE1
+from ...train import LR_A1
+from ..registry import register_plot
+from .figure1_sensitivity import recorded_study, study_of_records
+
+__all__ = ["recorded_study", "study_frame", "selected_frame", "fingerprints", "paper_distance", "FACTORS", "BRANCHES", "setting_means",
+           "factor_effects", "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers"]
+
+
+# --- reading the study ------------------------------------------------------------------------
+
+def study_frame(result: dict) -> pd.DataFrame:
+    """Every network and branch of the study as one long table (one row per setting label, seed,
+    activation, rate and branch)."""
+    rows = [{"setting": c["label"], **r} for c in result["cells"] for r in c["rows"]]
+    return pd.DataFrame(rows)
+
+
+def selected_frame(result: dict) -> pd.DataFrame:
+    """The networks the Figure 1 table would show: ReLU at its validation-selected rate (per seed),
+    the others at the paper's stated rate."""
+    df = study_frame(result)
+    if df.empty:
+        return df
+    stated = df["activation"].map(LR_A1)
+    gated = (df["activation"] != "relu") & np.isclose(df["lr"], stated)
+    relu = df[df["activation"] == "relu"]
+    best = relu.loc[relu.groupby(["setting", "seed"])["val_mse"].idxmin(), ["setting", "seed", "lr"]]
+    relu_sel = relu.merge(best, on=["setting", "seed", "lr"])
+    return pd.concat([relu_sel, df[gated]], ignore_index=True)
+
+
+def fingerprints(result: dict) -> pd.DataFrame:
+    """Per setting and seed, the paper's own fingerprints: the ReLU rate validation picks and its
+    checkpoint step as a share of the run (the paper: 0.004 at 37 000 / 40 000 = 0.925), and for
+    each gated network and GELU the validation MSE at the stated rate over the best of the three
+    rates tried (1: the stated rate is the best)."""
+    df = study_frame(result)
+    out = []
+    for (label, seed), g in df.drop_duplicates(["setting", "seed", "activation", "lr"]).groupby(["setting", "seed"], sort=False):
+        relu = g[g["activation"] == "relu"]
+        pick = relu.loc[relu["val_mse"].idxmin()]
+        steps = result["settings"][label]["steps"]
+        row = {"setting": label, "seed": seed, "relu_rate": float(pick["lr"]), "relu_best_step_share": float(pick["best_step"]) / steps}
+        for act in ("gelu", "reglu", "swiglu"):
+            a = g[g["activation"] == act]
+            stated = a[np.isclose(a["lr"], LR_A1[act])]["val_mse"].iloc[0]
+            row[f"{act}_stated_over_best"] = float(stated / a["val_mse"].min())
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def paper_distance(selected: pd.DataFrame, paper: dict | None = None) -> pd.DataFrame:
+    """Per setting: the mean over seeds of every branch's (active %, A >= .71 %, A >= .90 %), its
+    mean absolute distance to the paper's table (six rows x three columns, in points) and how many
+    of the twelve cosine cells lie within 10 points of the paper's."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    means = selected.groupby(["setting", "branch"], sort=False)[["active_pct", "A071_pct", "A090_pct", "dead_pct", "dead_of_active_pct",
+                                                                  "spread90_pct", "test_mse"]].mean()
+    out = []
+    for label in selected["setting"].unique():
+        row, gaps, within = {"setting": label}, [], 0
+        for branch, (n_act, a71, a90) in paper.items():
+            if (label, branch) not in means.index:
+                continue
+            m = means.loc[(label, branch)]
+            mine = (float(m["active_pct"]), float(m["A071_pct"]), float(m["A090_pct"]))
+            theirs = (100 * n_act / 2048, a71, a90)
+            gaps += [abs(a - b) for a, b in zip(mine, theirs)]
+            within += sum(abs(a - b) <= 10 for a, b in zip(mine[1:], theirs[1:]))
+            row[f"{branch} active %"], row[f"{branch} A>=.71 %"], row[f"{branch} A>=.90 %"] = mine
+        row["distance (points)"] = float(np.mean(gaps)) if gaps else math.nan
+        row["cosine cells within 10"] = within
+        out.append(row)
+    return pd.DataFrame(out).set_index("setting")
+
+
+# --- which factor moves which column ------------------------------------------------------------
+
+#: The study's factors: each a list of settings that differ from one another in that factor only.
+FACTORS: dict[str, tuple[str, ...]] = {
+    "hidden init scale (balanced readout)": ("balanced x1", "balanced x0.3", "base (balanced, x0.1)", "balanced x0.03", "balanced x0.01"),
+    "readout init (hidden x1)": ("balanced x1", "zero readout x1", "standard (PyTorch)"),
+    "readout init (hidden x0.1)": ("base (balanced, x0.1)", "zero readout x0.1", "standard readout x0.1"),
+    "readout init (hidden x0.03)": ("balanced x0.03", "standard x0.03"),
+    "readout init (hidden x0.01)": ("balanced x0.01", "zero readout x0.01", "standard x0.01"),
+    "parameterization (hidden x1)": ("standard (PyTorch)", "NTK", "muP / mean-field (base 2 048)"),
+    "parameterization (hidden x0.1)": ("standard readout x0.1", "NTK x0.1"),
+    "readout rate (balanced x0.1)": ("readout rate x0.1", "readout rate x0.28", "base (balanced, x0.1)", "readout rate x4"),
+    "value branch scale": ("base (balanced, x0.1)", "value x0.3", "value x0.1"),
+    "cosine horizon": ("base (balanced, x0.1)", "horizon x2", "horizon x10"),
+    "training length": ("steps 2 000", "base (balanced, x0.1)", "steps 12 000"),
+}
+
+BRANCHES = tuple(PAPER_FIGURE1)
+
+
+def setting_means(selected: pd.DataFrame) -> pd.DataFrame:
+    """Seed means of every measure, indexed by (setting, branch)."""
+    cols = ["active_pct", "A071_pct", "A090_pct", "D1_pct", "D2_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "val_mse", "test_mse"]
+    return selected.groupby(["setting", "branch"], sort=False)[cols].mean()
+
+
+def factor_effects(selected: pd.DataFrame, columns: Sequence[str] = ("active_pct", "A071_pct")) -> pd.DataFrame:
+    """How far each factor moves each column: per factor and branch, the largest minus the smallest
+    seed mean over the factor's settings (percentage points), for ``columns``."""
+    means = setting_means(selected)
+    out = {}
+    for factor, labels in FACTORS.items():
+        have = [lab for lab in labels if lab in means.index.get_level_values(0)]
+        if len(have) < 2:
+            continue
+        row = {}
+        for branch in BRANCHES:
+            vals = means.loc[[(lab, branch) for lab in have]]
+            for col in columns:
+                row[(branch, col)] = float(vals[col].max() - vals[col].min())
+        out[factor] = row
+    df = pd.DataFrame(out).T
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["branch", "measure"])
+    return df
+
+
+def plot_map(selected: pd.DataFrame, paper: dict | None = None):
+    """The map: one panel per branch, active share (x) against % A >= .71 (y), one point per
+    setting (seed mean; the bars span the seeds), coloured by factor; the paper's value a star."""
+    import matplotlib.pyplot as plt
+
+    from ... import plots
+
+    paper = PAPER_FIGURE1 if paper is None else paper
+    groups: dict[str, str] = {}
+    for factor, labels in FACTORS.items():  # a setting shared by two factors takes the first one's colour
+        for lab in labels:
+            if lab != "base (balanced, x0.1)":
+                groups.setdefault(lab, factor)
+    colors = dict(zip(FACTORS, plt.get_cmap("tab20").colors[::2] + plt.get_cmap("tab20").colors[1::2]))
+    with plots.paper_style():
+        fig, axes = plots.panel_grid(len(BRANCHES), cols=2, panel_height=3.0)
+        for ax, branch in zip(axes, BRANCHES):
+            sub = selected[selected["branch"] == branch]
+            for label, g in sub.groupby("setting", sort=False):
+                factor = groups.get(label)
+                color = "black" if factor is None else colors[factor]
+                x, y = g["active_pct"], g["A071_pct"]
+                ax.errorbar(x.mean(), y.mean(), xerr=[[x.mean() - x.min()], [x.max() - x.mean()]],
+                            yerr=[[y.mean() - y.min()], [y.max() - y.mean()]], fmt="o", ms=4, color=color, lw=0.8, alpha=0.85)
+            n_act, a71, _ = paper[branch]
+            ax.plot(100 * n_act / 2048, a71, marker="*", ms=14, color="crimson", mec="black", ls="none")
+            ax.set_title(branch)
+            ax.set_xlim(0, 102)
+            ax.set_ylim(-2, 102)
+            ax.set_xlabel("active share of the width (%)")
+            ax.set_ylabel("% of active with $A_j \\geq 0.71$")
+        handles = [plt.Line2D([], [], marker="o", ls="none", color=c, label=f) for f, c in colors.items()]
+        handles += [plt.Line2D([], [], marker="o", ls="none", color="black", label="base (balanced, x0.1)"),
+                    plt.Line2D([], [], marker="*", ms=12, ls="none", color="crimson", mec="black", label="the paper (width 2 048)")]
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
+    return fig
+
+
+# --- the study's answers -------------------------------------------------------------------------
+
+def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
+    """Every setting scored on the table and on the paper's fingerprints, best first (most cosine
+    cells within 10 points of the paper's, then the smallest mean distance): the mean distance to
+    the paper's table (points) and the cosine cells within 10 points (:func:`paper_distance`); the ReLU rate validation picks per seed and the selected checkpoint's
+    step as a share of the run (the paper: 0.004 at 0.925); in how many of the gated networks'
+    (network, seed) pairs the stated rate is the best of the three tried; the ReLU dead share and
+    test MSE."""
+    sel = selected_frame(result)
+    dist = paper_distance(sel, paper)[["distance (points)", "cosine cells within 10"]]
+    fp = fingerprints(result)
+    gated = [f"{a}_stated_over_best" for a in ("gelu", "reglu", "swiglu")]
+    per = fp.groupby("setting", sort=False).agg(
+        **{"ReLU rate picked": ("relu_rate", lambda v: ", ".join(f"{x:g}" for x in v)),
+           "ReLU best step / steps": ("relu_best_step_share", "mean")})
+    per["stated rate best"] = fp.groupby("setting", sort=False)[gated].apply(
+        lambda g: f"{int((np.isclose(g.to_numpy(), 1.0)).sum())} of {g.size}")
+    relu = setting_means(sel).xs("relu", level="branch")[["dead_pct", "test_mse"]].rename(
+        columns={"dead_pct": "ReLU dead %", "test_mse": "ReLU test MSE"})
+    return dist.join(per).join(relu).sort_values(["cosine cells within 10", "distance (points)"], ascending=[False, True])
+
+
+def dead_neurons(selected: pd.DataFrame, branch: str = "relu") -> pd.DataFrame:
+    """The dead-neuron hypothesis, per setting (seed means, one branch): the active share, the
+    share of the width that is active and not dead, the share of the width that is dead, the share of the *active* set that is dead, and the share of
+    the width carrying 90 % of the importance."""
+    m = setting_means(selected).xs(branch, level="branch")
+    m["alive_active_pct"] = m["active_pct"] * (1 - m["dead_of_active_pct"] / 100)
+    return m[["active_pct", "alive_active_pct", "dead_pct", "dead_of_active_pct", "spread90_pct", "A071_pct", "test_mse"]].rename(columns={
+        "active_pct": "active %", "alive_active_pct": "active and alive %", "dead_pct": "dead % of width", "dead_of_active_pct": "dead % of active",
+        "spread90_pct": "% of width carrying 90 %", "A071_pct": "A ≥ .71 %", "test_mse": "test MSE"})
+
+
+def gate_value_split(selected: pd.DataFrame, labels: Sequence[str] = FACTORS["value branch scale"], paper: dict | None = None) -> pd.DataFrame:
+    """The gate / value hypothesis: per setting (seed means), the ReGLU gate's and value branch's
+    cosine columns and the gate-minus-value gaps, beside the paper's."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    m = setting_means(selected)
+    rows = []
+    pg, pv = paper["reglu gate"], paper["reglu value"]
+    rows.append({"setting": "the paper", "gate A ≥ .71 %": pg[1], "value A ≥ .71 %": pv[1], "gap A ≥ .71": pg[1] - pv[1],
+                 "gate A ≥ .90 %": pg[2], "value A ≥ .90 %": pv[2], "gap A ≥ .90": pg[2] - pv[2]})
+    for label in labels:
+        if (label, "reglu gate") not in m.index:
+            continue
+        g, v = m.loc[(label, "reglu gate")], m.loc[(label, "reglu value")]
+        rows.append({"setting": label, "gate A ≥ .71 %": g["A071_pct"], "value A ≥ .71 %": v["A071_pct"], "gap A ≥ .71": g["A071_pct"] - v["A071_pct"],
+                     "gate A ≥ .90 %": g["A090_pct"], "value A ≥ .90 %": v["A090_pct"], "gap A ≥ .90": g["A090_pct"] - v["A090_pct"]})
+    return pd.DataFrame(rows).set_index("setting")
+
+
+_TOWARD = {"closer": "closer to", "farther": "farther from", "no closer": "no closer to"}
+
+
+def _closer(now: float, before: float, target: float, margin: float = 5.0) -> str:
+    """"closer", "farther" or "no closer" to ``target``, by more than ``margin`` points."""
+    if abs(now - target) < abs(before - target) - margin:
+        return "closer"
+    if abs(now - target) > abs(before - target) + margin:
+        return "farther"
+    return "no closer"
+
+
+def study_numbers(result: dict, paper: dict | None = None) -> dict[str, str]:
+    """The sentences page 03 writes about the study, each with the numbers that show it, computed
+    from the record: ``dead_text`` (hypothesis 1), ``value_text`` (hypothesis 2), ``fingerprint_text``
+    and ``answer_text`` (the closest setting, whether any reaches 10 of the 12 cosine cells within
+    10 points, and the factors that move each column most)."""
+    paper = PAPER_FIGURE1 if paper is None else paper
+    sel = selected_frame(result)
+    return {"dead_text": _dead_text(sel, paper), "value_text": _value_text(sel, paper),
+            "fingerprint_text": _fingerprint_text(result), "answer_text": _answer_text(sel, paper)}
+
+
+def _dead_text(sel: pd.DataFrame, paper: dict) -> str:
+    """Hypothesis 1: dead neurons counted as active."""
+    dead = dead_neurons(sel)
+    most = dead["dead % of width"].idxmax()
+    r = float(np.corrcoef(dead["active %"], dead["dead % of width"])[0, 1]) if len(dead) > 2 else math.nan
+    counted = dead.loc[most, "dead % of active"]
+    paper_active = 100 * paper["relu"][0] / 2048
+    return (
+        f"The largest share of ReLU neurons dies under “{most}”: {dead.loc[most, 'dead % of width']:.0f} % of the width is dead on the whole "
+        f"training set, and {counted:.0f} % of its active set are dead neurons, which the 99.9 % rule counts because a dead "
+        f"neuron keeps the importance it had when it died. Counting live neurons only, its active share would be "
+        f"{dead.loc[most, 'active and alive %']:.0f} % instead of {dead.loc[most, 'active %']:.0f} % (the paper: {paper_active:.1f} %; "
+        f"test MSE {dead.loc[most, 'test MSE']:.2g}). Over all {len(dead)} settings the ReLU dead share and active share correlate "
+        f"at r = {r:+.2f}. "
+        + ("Supported: the rule counts dead neurons, and the active share rises with the dead share." if counted >= 20 and r > 0.3 else
+           "Supported in part: the rule does count dead neurons, in numbers that matter to the active share, but across settings "
+           "the active share does not rise with the dead share, so deaths do not set it." if counted >= 20 else
+           "Not supported: dead neurons are not a material part of any active set here."))
+
+
+def _value_text(sel: pd.DataFrame, paper: dict) -> str:
+    """Hypothesis 2: a value branch initialized smaller than the gate."""
+    split = gate_value_split(sel, paper=paper)
+    smallest = [lab for lab in FACTORS["value branch scale"] if lab in split.index][-1]
+    base = "base (balanced, x0.1)"
+    if base not in split.index or smallest == base:
+        return "The value-branch settings are not recorded."
+    verdicts = [_closer(split.loc[smallest, c], split.loc[base, c], split.loc["the paper", c]) for c in ("gap A ≥ .71", "gap A ≥ .90")]
+    return (
+        f"With the value rows at “{smallest}” the ReGLU gate-minus-value gap is {split.loc[smallest, 'gap A ≥ .71']:+.1f} points "
+        f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
+        f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
+        f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {_TOWARD[verdicts[0]]} the paper on the first column and {_TOWARD[verdicts[1]]} "
+        f"it on the second (by more than 5 points). The hypothesis is "
+        + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
+
+
+def _fingerprint_text(result: dict) -> str:
+    """The paper's fingerprints: the ReLU rate validation picks and where its checkpoint lies."""
+    fp = fingerprints(result)
+    picks = fp.groupby("setting")["relu_rate"].apply(lambda v: bool(np.isclose(v, 0.004).all()))
+    late = fp.groupby("setting")["relu_best_step_share"].mean()
+    matched = [s for s in picks.index if picks[s]]
+    return (
+        (f"Validation picks the paper's ReLU rate 0.004 on every seed under {len(matched)} setting(s): "
+         + ", ".join(f"“{s}” (best checkpoint at {late[s]:.2f} of the run)" for s in matched) + "."
+         if matched else f"No setting makes validation pick the paper's ReLU rate 0.004 on every seed; the rates picked are "
+         f"{', '.join(f'{x:g}' for x in sorted(set(fp['relu_rate'])))}.")
+        + f" Across settings the selected checkpoint lies at {late.min():.2f}–{late.max():.2f} of the run (the paper: 0.925).")
+
+
+def _answer_text(sel: pd.DataFrame, paper: dict) -> str:
+    """The study's answer: which settings reach the table, the closest one, the factors that move
+    each column most."""
+    dist = paper_distance(sel, paper)
+    best = dist["distance (points)"].idxmin()
+    top = int(dist["cosine cells within 10"].max())
+    most_cells = dist[dist["cosine cells within 10"] == top].sort_values("distance (points)").index.tolist()
+    reach = dist.index[dist["cosine cells within 10"] >= 10].tolist()
+    eff = factor_effects(sel, columns=("active_pct", "A071_pct"))
+    movers = []
+    for col, name in (("active_pct", "active share"), ("A071_pct", "% with A ≥ .71")):
+        mean_move = eff.xs(col, level="measure", axis=1).mean(axis=1).sort_values(ascending=False)
+        movers.append(f"the {name} moves most with the {mean_move.index[0]} ({mean_move.iloc[0]:.0f} points on average over the six rows), "
+                      f"then the {mean_move.index[1]} ({mean_move.iloc[1]:.0f})")
+    movers_text = "; ".join(movers)
+    return (
+        (f"{len(reach)} setting(s) bring at least 10 of the 12 cosine cells within 10 points of the paper at width 512: "
+         + ", ".join(f"“{s}”" for s in reach) + "." if reach else
+         f"No setting brings 10 of the 12 cosine cells within 10 points of the paper at width 512; the most is {top}, under "
+         + ", ".join(f"“{s}” ({dist.loc[s, 'distance (points)']:.1f} points on average)" for s in most_cells) + ".")
+        + f" The closest setting overall is “{best}”, {dist.loc[best, 'distance (points)']:.1f} points from the paper's table on average "
+        f"({int(dist.loc[best, 'cosine cells within 10'])} of 12 cosine cells within 10). "
+        + movers_text[:1].upper() + movers_text[1:] + f". {sel['setting'].nunique()} settings, two seeds each.")
+
+
+def _plot_cells(profile, records: dict, source: str = ""):
+    """The map (:func:`plot_map`) of the study's cells ``{job: record}``: ``monosem plot
+    figure1-study`` (the study's settings are the same at every profile)."""
+    if not records:
+        raise ValueError("no cell of the figure1 study to draw: run `python -m monosem study figure1` first")
+    fig = plot_map(selected_frame(study_of_records(records)))
+    fig.suptitle("Figure 1 sensitivity study (width 512): active share against % with $A_j \\geq 0.71$"
+                 + (f", {source}" if source else ""))
+    return fig
+
+
+register_plot("figure1-study", _plot_cells)
