@@ -1,4 +1,4 @@
-"""Recorded results: the round trip through JSON."""
+"""Recorded results: cells through JSON, and the named files recorded before them."""
 
 from __future__ import annotations
 
@@ -7,21 +7,24 @@ import numpy as np
 import pytest
 
 
-def test_recorded_results_round_trip(tmp_path):
+def test_recorded_cells_are_plain_json_with_the_machine(tmp_path):
+    """A recorded cell is the cache's record (NumPy values made plain) with the profile and the
+    machine; a named file recorded before the cells is read by name, and a bad name is refused."""
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.recorded import load_recorded, load_recorded_cells, record_cells, recorded_path
+    from _toy_jobs import toy_job
 
-
-    from monosem.experiments.recorded import load_recorded, recorded_path, save_recorded
-
-    results = {"C": np.float64(0.93), "counts": np.array([1, 2, 3]), (3, 4.0): {"ok": np.bool_(True)}, "n": np.int64(5)}
-    path = save_recorded("demo_page", "paper", results, 12.5, path=tmp_path / "demo_page.json")
+    job = toy_job()
+    cache = ResultCache(tmp_path / "cache")
+    cache.save(job, {"test_mse": np.float64(0.93), "counts": np.array([1, 2, 3]).tolist()}, 12.5)
+    assert record_cells([job], cache, "smoke", root=tmp_path / "rec") == (1, 0)
+    (path,) = (tmp_path / "rec").rglob("*.json")
     payload = json.loads(path.read_text())
-    assert payload["profile"] == "paper" and payload["seconds"] == 12.5
-    assert payload["results"] == {"C": 0.93, "counts": [1, 2, 3], "(3, 4.0)": {"ok": True}, "n": 5}
+    assert payload["profile"] == "smoke" and payload["metrics"]["test_mse"] == 0.93 and payload["timing"]["seconds"] == 12.5
     assert {"cpu_count", "torch_threads", "accelerator", "git_commit"} <= set(payload["machine"])
-    assert not list(tmp_path.glob(".*.tmp"))
+    assert load_recorded_cells([job], "smoke", root=tmp_path / "rec")[job]["metrics"] == payload["metrics"]
+    assert not list(tmp_path.rglob(".*.tmp"))
     assert recorded_path("demo_page").name == "demo_page.json"
     assert load_recorded("no_such_page_recorded") is None
     with pytest.raises(ValueError, match="name"):
         recorded_path("../escape")
-    with pytest.raises(ValueError, match="seconds"):
-        save_recorded("demo_page", "paper", {}, -1.0, path=tmp_path / "x.json")

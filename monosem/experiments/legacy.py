@@ -136,7 +136,7 @@ def _study_cell(job, results: dict[str, Any]) -> dict[str, Any] | None:
     return None if cell is None else {"rows": cell["rows"], "seconds": cell["seconds"]}
 
 
-#: results recorded in named files (``monosem/recorded/<name>.json``, ``save_recorded`` payloads)
+#: results recorded in named files (``monosem/recorded/<name>.json``, :func:`~.recorded.load_recorded` payloads)
 #: before they were cells: (method, profile) -> (the files that may hold a job: a stem, or a
 #: function of the job and profile giving stems; the job's part of a file's results, or None). A
 #: file without its configuration was computed with the profile's (a test checks each file's

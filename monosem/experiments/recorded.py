@@ -1,18 +1,21 @@
 """Results recorded at a larger profile and shipped with the package, for the pages that run smaller.
 
-The book is built at the ``cpu`` profile; a page whose ``paper`` profile has been run once (on a
-GPU, or a long CPU run) shows those numbers from a small JSON file in ``monosem/recorded/``, next
-to its own reduced-scale results, with the machine and the measured time. Files are plain JSON
-(nothing is unpickled) written atomically; they live inside the package so that a Colab install
-finds them too.
+The book is built at the ``cpu`` profile; a page whose ``paper`` profile (or a long run) has been
+computed once shows those numbers from small JSON files in ``monosem/recorded/``, next to its own
+reduced-scale results, with the machine and the measured time. Files are plain JSON (nothing is
+unpickled) written atomically; they live inside the package so that a Colab install finds them
+too.
 
-Sweep cells (Figures 2, 4, 6 and the regime map) are recorded one file per cell,
+Every experiment's cells (the sweeps of Figures 2, 4, 6 and the regime map, Figure 1's readings
+and study, the Theorem 1 and 2 experiments, ...) are recorded one file per cell,
 ``monosem/recorded/cells_<profile>/<method>/<key>.json``: the result-cache record (configuration,
 metrics, wall time, threads, versions) plus the machine and the commit that exported it
 (:func:`record_cells`, ``python -m monosem record FIGURE --profile P``). A long run is committed
 cell by cell as it goes. :func:`load_recorded_cells` matches them to a sweep's jobs by their
 configuration without the cache version, so every recorded number is recomputable from its key:
-``python -m monosem run FIGURE --profile P --K .. --n .. --runs .. --methods ..``.
+``python -m monosem run FIGURE --profile P --K .. --n .. --runs .. --methods ..``. Results
+recorded as one named file before they were cells are read (:func:`load_recorded`) only to find
+those cells (:mod:`.legacy`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import os
 import platform
 import re
 import subprocess
-import time
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -39,7 +41,6 @@ from .cells import width_of
 __all__ = [
     "recorded_path",
     "load_recorded",
-    "save_recorded",
     "machine_description",
     "same_instruction_set",
     "recorded_cells_dir",
@@ -66,7 +67,9 @@ def recorded_path(name: str) -> Path:
 
 
 def load_recorded(name: str) -> dict[str, Any] | None:
-    """The recorded payload ``name``, or None when it has not been recorded."""
+    """The named file ``monosem/recorded/<name>.json`` (a result recorded before it was a cell:
+    ``{"name", "profile", "recorded", "seconds", "machine", "results"}``), or None when there is
+    none; :func:`load_recorded_cells` reads these through :mod:`.legacy`."""
     path = recorded_path(name)
     if not path.exists():
         return None
@@ -129,26 +132,6 @@ def _plain(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
     return obj
-
-
-def save_recorded(name: str, profile: str, results: dict[str, Any], seconds: float, *, path: str | os.PathLike | None = None) -> Path:
-    """Write ``results`` (JSON-serializable once NumPy values are converted) with the profile, the wall time and the machine to
-    ``monosem/recorded/<name>.json`` (or ``path``), atomically. Returns the path."""
-    if not isinstance(results, dict):
-        raise TypeError("results must be a dict of JSON-serializable values")
-    if not (isinstance(seconds, (int, float)) and seconds >= 0):
-        raise ValueError(f"seconds={seconds!r} must be a non-negative number (the measured wall time)")
-    payload = {
-        "name": _check_name(name),
-        "profile": profile,
-        "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "seconds": float(seconds),
-        "machine": machine_description(),
-        "results": _plain(results),
-    }
-    target = Path(path) if path is not None else recorded_path(name)
-    atomic_write_json(target, payload)
-    return target
 
 
 def recorded_cells_dir(profile: str) -> Path:
