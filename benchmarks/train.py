@@ -17,8 +17,7 @@ For every (width, batch), activation and thread count it times, interleaved in o
   ``LambdaLR`` schedule, a fresh permutation of the training set every epoch;
 
 and, with ``--baseline REF``, ``REF``: the training loop of git commit ``REF`` (e.g. ``138b07c^``,
-the loop as it was when the throughput issue measured it), imported from ``git archive`` as its own
-package; and prints steady-state updates/s (after :data:`WARM` updates) with the ratios of monosem
+an earlier loop), imported from ``git archive`` as its own package; and prints steady-state updates/s (after :data:`WARM` updates) with the ratios of monosem
 to each. The loops are timed in ``--rounds`` alternating rounds of ``seconds / rounds``
 each, and the table gives the median rate of each and the median of the per-round ratios: this
 machine's speed drifts (a shared virtual machine: the same loop runs 2.7-5.3 ms per update from
@@ -233,7 +232,7 @@ def main() -> None:
     p.add_argument("--device", default=None)
     p.add_argument("--baseline", metavar="REF", default=None,
                    help="also time the training loop of git commit REF (a fourth column, 'REF', and the ratio "
-                        "monosem / REF): e.g. 138b07c^, the loop the throughput issue measured")
+                        "monosem / REF): e.g. 138b07c^, an earlier loop")
     args = p.parse_args()
     base = load_baseline(args.baseline) if args.baseline else None
     dev = get_device(args.device)

@@ -33,12 +33,9 @@ profile; ``python -m monosem estimate``). No GPU has been lent to this project y
   device's bandwidth ratio to that thread (kernel evaluation, ``exp`` of distance blocks, is
   bandwidth-bound too).
 
-Calibration: with :data:`CPU_THREAD`'s bandwidth (10 GB/s, one core of this machine) the update
-model gives 0.63 / 5.0 / 20 ms for ReLU at (width, batch) = (256, 512), (1 024, 1 024),
-(2 048, 2 048) and 13 ms for ReGLU at (1 024, 1 024); ``benchmarks/train.py`` measures step
-revision 2 (commit fa7d03d, one thread of a 2-core AMD EPYC with AVX-512) at 0.50 / 1.6 / 5.9 ms
-and 3.1 ms: the model overestimates a CPU update by up to 3x, an upper bound (kept: the book's
-budgets are upper bounds). The T4's constants are its data sheet's
+Calibration: :data:`CPU_THREAD` is one core of a 2-core CPU (10 GB/s); ``benchmarks/train.py``
+prints the measured time of an update beside this model's at the sizes the profiles train. The
+model overestimates a CPU update (an upper bound, kept: the book's budgets are upper bounds). The T4's constants are its data sheet's
 (320 GB/s, 8.1 TFLOP/s float32) at an assumed efficiency (70 % and 50 %) and a 10 µs launch: an
 estimate, not a measurement, to be replaced by ``benchmarks/gpu_session.sh``'s numbers when a GPU
 run exists.
@@ -150,9 +147,8 @@ def mlp_update_seconds(width: int, batch: int, d: int, activation: str, device: 
 
 #: a mixture-of-experts update against the dense first layer it evaluates (the model above at
 #: width E m: :class:`~monosem.models.MoE` computes every expert's pre-activations): the routing
-#: (softmax, argmax, gathers), the load-balancing loss and autograd's bookkeeping. Measured on
-#: one thread of this machine, under load, at batch 512: 1.0 ms (E = 10, m = 25) and 1.2 ms
-#: (E = 50, m = 4) per update, against 0.61 and 0.49 ms modelled; the larger ratio, rounded up
+#: (softmax, argmax, gathers), the load-balancing loss and autograd's bookkeeping: the largest
+#: ratio of a measured to a modelled update of page 10's mixtures on one CPU thread, rounded up
 MOE_UPDATE_FACTOR = 2.5
 #: kernel launches per step of a mixture's stack: autograd's forward and backward of the routing
 #: and the experts (about 40 operations each way) and Adam on six tensors; an estimate

@@ -108,10 +108,7 @@ def same_instruction_set(record: dict[str, Any]) -> bool:
     Recomputing a recorded number uses one tolerance on the same path (run to run, the numbers
     are the record's) and a wider one elsewhere: a float32 training trajectory of thousands of
     updates carries the last bits of every matrix product, and MKL and ATen round differently
-    from one instruction set to the next. For the recorded Figure 1 reading at width 512 (6 000
-    updates), recomputed on a 2-core AMD EPYC: ATen's AVX2 and AVX-512 kernels give the record's
-    numbers to the last bit, its default kernels with ``MKL_CBWR=COMPATIBLE`` a test MSE 4.3 %
-    higher and 3 more active neurons of 512.
+    from one instruction set to the next (the tests that recompute a record say how far).
     """
     machine = record.get("machine") or {}
     return (machine.get("cpu_capability") is not None

@@ -388,8 +388,7 @@ def mse(model: MLP | MLPStack | MoE | MoEStack, x: torch.Tensor, y: torch.Tensor
     chunk = max(256, min(_EVAL_CHUNK, 2**27 // (M * hidden)))
     # on a CPU the forward runs on sub-blocks of about _EVAL_BLOCK_CPU hidden numbers (4 MiB):
     # a chunk's (M, chunk, H) activations, hundreds of MiB made afresh per chunk, cost more in new
-    # pages and cache misses than in arithmetic (at n = 50 000, width 1 024: 244 ms per
-    # evaluation against 40 ms, a fifth of the training time between two evaluations). Each row's
+    # pages and cache misses than in arithmetic (benchmarks/train.py measures the two). Each row's
     # prediction does not depend on its neighbours, so the sums, and the numbers, are unchanged:
     # the blocks are powers of two of at least 64 rows, so that the matrix-vector kernels see the
     # rows at the same alignment as in one chunk (blocks of 341 rows do change the last bits).

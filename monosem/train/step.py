@@ -160,12 +160,9 @@ def block_rows(B: int, H: int, activation: str, like: torch.Tensor) -> int:
 
     On an accelerator all ``B`` (one batched pass). On a CPU, for ReLU and GELU the power of two
     whose (rows, H) block of ``like``'s dtype is about :data:`_BLOCK_BYTES`, unless that is under
-    :data:`_MIN_BLOCK_ROWS`; gated nets run unblocked. Measured on one thread (step time, revision
-    2 blocked / unblocked): ReLU at width 1 024, batch 1 024 1.47 / 1.65 ms (128-row blocks 1.80,
-    512-row blocks 1.57), width 512, batch 1 024 0.84 / 0.97 ms, width 2 048, batch 2 048 with
-    128-row blocks 5.8 / 5.2 ms; ReGLU at width 1 024, batch 1 024 3.34 / 3.15 ms and at width
-    512, batch 1 024 1.75 / 1.71 ms (its two (rows, width) arrays and three products per block);
-    GELU within 2 %."""
+    :data:`_MIN_BLOCK_ROWS`; gated nets run unblocked: their blocks hold two (rows, width) arrays
+    and three products each, and blocking them saves no time on one thread, while ReLU and GELU
+    save the trips of their (B, H) arrays between memory and the cache."""
     if like.device.type != "cpu" or activation in GATED:
         return B
     rows = 1 << max(_BLOCK_BYTES // (H * like.element_size()), 1).bit_length() - 1
