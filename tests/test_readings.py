@@ -322,3 +322,22 @@ def test_every_figure1_run_recorded_in_a_named_file_is_found_as_its_cells_unchan
         old, got = load_recorded(name), recorded_readings(profile, width, chosen)
         assert got is not None and got["results"]["readings"] == old["results"]["readings"], name
         assert (got["profile"], got["recorded"], got["results"]["width"]) == (old["profile"], old["recorded"], old["results"]["width"])
+
+
+def test_the_width_check_compares_each_study_reading_with_balanced_at_both_widths():
+    """The width check reads the cpu protocol's recorded cells at widths 512 and 2 048: one row per
+    (reading, width), and for every study reading recorded at both, its gain over the balanced
+    reading (the difference of their mean distances to the paper's table) at each width."""
+    from monosem.experiments.questions.figure1_cells import width_check
+
+    frame, text = width_check()
+    assert {("balanced", 512), ("balanced", 2048)} <= set(frame.index)
+    dist = frame["mean distance (points)"]
+    both = [r for r in fig1.STUDY_READINGS if (r.name, 512) in frame.index and (r.name, 2048) in frame.index]
+    for r in both:
+        gains = [dist[("balanced", w)] - dist[(r.name, w)] for w in (512, 2048)]
+        words = [f"{abs(g):.1f} points {'closer to' if g > 0 else 'farther from'}" for g in gains]
+        assert f"'{r.name}' is {words[0]} the paper's table than 'balanced' at width 512 and {words[1]} it at width 2048" in text
+    if not both:
+        assert text.startswith("The study's readings have not run at both widths")
+    assert frame["ReLU active %"].between(0, 100).all()

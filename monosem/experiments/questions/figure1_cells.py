@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import pandas as pd
+
 from ...data import figure1_model
 from ...profiles import Profile, SpecializationSizes, get_profile
 from ...specialization import PAPER_FIGURE1
@@ -29,11 +31,11 @@ from ..cache import EARLIER_SECONDS, Job, ResultCache
 from ..recorded import load_recorded_cells
 from ..registry import register_method, register_rows
 from ..sweeps import Figure, register_figure
-from .figure1_readings import reading_ablation
-from .specialization import FIGURE1_READING, READINGS, STUDY_READINGS, Reading
+from .figure1_readings import ablation_scores, reading_ablation
+from .specialization import FIGURE1_READING, READINGS, STUDY_READINGS, Reading, branch_means
 
 __all__ = ["METHOD", "Figure1Data", "ReadingSpec", "reading_job", "reading_jobs", "compute_reading", "recorded_readings",
-           "study_paper_records", "reading_rows"]
+           "study_paper_records", "width_check", "reading_rows"]
 
 #: the cell's method
 METHOD = "figure1-reading"
@@ -170,6 +172,49 @@ def study_paper_records() -> dict[str, dict[str, Any] | None]:
     (:data:`.specialization.STUDY_READINGS`), by name (:func:`recorded_readings`); ``None`` where
     not recorded."""
     return {r.name: recorded_readings("paper", get_profile("paper").specialization.width, [r]) for r in STUDY_READINGS}
+
+
+def _nearer(gain: float) -> str:
+    """A gain in mean distance to the paper's table, in words."""
+    return f"{abs(gain):.1f} points {'closer to' if gain > 0 else 'farther from'}"
+
+
+def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, int] = (512, 2048)) -> tuple[pd.DataFrame, str]:
+    """Does a study reading's gain over the balanced reading survive a wider network? Under the
+    cpu profile's protocol (its updates, batch, ReLU rate grid and seeds; only the width changes),
+    per reading and width: the ReLU network's active share and % with A >= .71 (seed means), the
+    mean distance to the paper's table (:func:`~.figure1_readings.ablation_scores`), and the step
+    revision of the recorded cell; and one sentence per study reading recorded at both widths:
+    its gain (the balanced reading's distance minus its own) at each width, and what that says."""
+    recs = {w: recorded_readings("cpu", w, (FIGURE1_READING, *study)) for w in widths}
+    rows = []
+    for w, rec in recs.items():
+        if rec is None:
+            continue
+        scores = ablation_scores(rec["results"])
+        for name, entry in rec["results"]["readings"].items():
+            relu = branch_means(entry["rows"])["relu"]
+            rows.append({"reading": name, "width": w, "ReLU active %": relu["active_pct"], "ReLU A ≥ .71 %": relu["A071_pct"],
+                         "mean distance (points)": scores[name]["mean_pp"]})
+    frame = pd.DataFrame(rows).set_index(["reading", "width"]) if rows else pd.DataFrame()
+    dist = {key: row["mean distance (points)"] for key, row in frame.iterrows()} if rows else {}
+    lines = []
+    for r in study:
+        if not all((r.name, w) in dist and (FIGURE1_READING.name, w) in dist for w in widths):
+            continue
+        small, wide = (dist[(FIGURE1_READING.name, w)] - dist[(r.name, w)] for w in widths)
+        if small <= 0:
+            what = ("it is no closer at the smaller width under this protocol (the study's searched six ReLU rates and "
+                    "three gated rates), so this check cannot tell what undoes its gain")
+        elif wide >= small / 2:
+            what = ("its gain survives the wider network at this training length, so the width alone does not undo it; "
+                    "what else differs at the paper's scale (longer training, batch 2 048, the six-rate ReLU search) "
+                    "is not separated here")
+        else:
+            what = "the wider network loses most of its gain, so the width undoes it, at this training length already"
+        lines.append(f"'{r.name}' is {_nearer(small)} the paper's table than '{FIGURE1_READING.name}' at width {widths[0]} "
+                     f"and {_nearer(wide)} it at width {widths[1]}: {what}.")
+    return frame, " ".join(lines) or "The study's readings have not run at both widths under the cpu protocol yet."
 
 
 def reading_rows(records: dict) -> list[dict[str, Any]]:
