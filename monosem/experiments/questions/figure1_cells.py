@@ -182,9 +182,10 @@ def _nearer(gain: float) -> str:
 def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, int] = (512, 2048)) -> tuple[pd.DataFrame, str]:
     """Does a study reading's gain over the balanced reading survive a wider network? Under the
     cpu profile's protocol (its updates, batch, ReLU rate grid and seeds; only the width changes),
-    per reading and width: the ReLU network's active share and % with A >= .71 (seed means), the
-    mean distance to the paper's table (:func:`~.figure1_readings.ablation_scores`), and the step
-    revision of the recorded cell; and one sentence per study reading recorded at both widths:
+    per reading and width: the ReLU network's active share and % with A >= .71 and the ReGLU
+    gate's and value branch's % with A >= .71 (seed means; the value scale moves only the gated
+    networks), and the mean distance to the paper's table
+    (:func:`~.figure1_readings.ablation_scores`); and one sentence per study reading recorded at both widths:
     its gain (the balanced reading's distance minus its own) at each width, and what that says."""
     recs = {w: recorded_readings("cpu", w, (FIGURE1_READING, *study)) for w in widths}
     rows = []
@@ -193,8 +194,10 @@ def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, in
             continue
         scores = ablation_scores(rec["results"])
         for name, entry in rec["results"]["readings"].items():
-            relu = branch_means(entry["rows"])["relu"]
-            rows.append({"reading": name, "width": w, "ReLU active %": relu["active_pct"], "ReLU A ≥ .71 %": relu["A071_pct"],
+            means = branch_means(entry["rows"])
+            rows.append({"reading": name, "width": w, "ReLU active %": means["relu"]["active_pct"],
+                         "ReLU A ≥ .71 %": means["relu"]["A071_pct"], "ReGLU gate A ≥ .71 %": means["reglu gate"]["A071_pct"],
+                         "ReGLU value A ≥ .71 %": means["reglu value"]["A071_pct"],
                          "mean distance (points)": scores[name]["mean_pp"]})
     frame = pd.DataFrame(rows).set_index(["reading", "width"]) if rows else pd.DataFrame()
     dist = {key: row["mean distance (points)"] for key, row in frame.iterrows()} if rows else {}
