@@ -120,3 +120,12 @@ def test_the_experiment_is_cells_of_the_result_store(tmp_path):
     assert {j.method for j in sweep("theorem2", smoke, methods=["t2-laplace"])} == {"t2-laplace"}
     rows = X.theorem2_rows({j: {"metrics": first_m} for j, first_m in zip(X.separation_jobs(sizes), [r for r in first.rows])})
     assert [r["method"] for r in rows] == ["mlp_B3K", "mlp_B6K", "laplace", "rfm_true_agop", "rfm_empirical"]
+
+
+def test_the_pages_grid_text_and_rho_table():
+    sizes = get_profile("smoke").theorem2
+    text = X.sizes_text(sizes, reduced_scale=True)
+    assert text.startswith(f"K in {sizes.Ks}") and text.endswith("n up to 200 000")
+    assert "reduced scale" not in X.sizes_text(sizes, reduced_scale=False)
+    frame = X.rho_frame([{"rho_ratio": 0.0, "rho": 0.0, "test_mse": 0.2, "K": 4}, {"rho_ratio": 1.0, "rho": 0.1, "test_mse": 0.1, "K": 4}])
+    assert list(frame.columns) == ["ρ", "test MSE"] and frame.index.name == "ρ / (α/K)" and frame["test MSE"].tolist() == [0.2, 0.1]

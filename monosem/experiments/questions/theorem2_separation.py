@@ -39,6 +39,8 @@ __all__ = [
     "run_separation",
     "SeparationResult",
     "rho_sweep",
+    "rho_frame",
+    "sizes_text",
     "plot_learning_curves",
     "learning_curves_figure",
 ]
@@ -176,6 +178,22 @@ def rho_sweep(K: int, n: int, rho_ratios: tuple[float, ...], *, n_test: int = 20
         row.update(K=K, n=n, rho_ratio=float(ratio), lower_bound=kernel_lower_bound(n, K))
         out.append(row)
     return out
+
+
+def sizes_text(sizes: Theorem2Sizes, reduced_scale: bool) -> str:
+    """The experiment's grid and network in words, and what a reduced profile skips."""
+    text = (f"K in {sizes.Ks}, A in {sizes.exponents}, n = ceil({sizes.n_scale:g} K^A) <= {sizes.n_max}, "
+            f"n_test = {sizes.n_test},\nMLP: width {sizes.mlp_width_per_cluster}K, {sizes.mlp_steps} Adam steps, "
+            f"budgets {sizes.mlp_budget_factors} x K")
+    if reduced_scale:
+        text += "\nreduced scale: points with n > n_max are skipped;\nthe paper profile runs K up to 32 and n up to 200 000"
+    return text
+
+
+def rho_frame(rows: list[dict]) -> pd.DataFrame:
+    """:func:`rho_sweep` as a table: the test MSE per rho, indexed by rho over alpha / K."""
+    return (pd.DataFrame(rows)[["rho_ratio", "rho", "test_mse"]]
+            .rename(columns={"rho_ratio": "ρ / (α/K)", "rho": "ρ", "test_mse": "test MSE"}).set_index("ρ / (α/K)"))
 
 
 def plot_learning_curves(result: SeparationResult, axes) -> list:
