@@ -111,3 +111,12 @@ def test_finding_1_judges_figure_2s_networks_over_their_runs():
     (c1a,), (c1b,) = found.parts["1a"], found.parts["1b"]
     assert (c1a.a, c1a.b, c1a.runs) == ("mlp-reglu", "rfm", 3) and c1a.status == "reproduces"
     assert (c1b.a, c1b.b, c1b.runs) == ("mlp-reglu", "oracle-rfm", 3) and c1b.status == "does not reproduce"
+
+
+def test_complete_sizes_need_every_method_at_every_K():
+    from monosem.experiments.verdicts import complete_sizes
+
+    records = {cell(m, K, n, 0): {} for m in ("a", "b") for K in (2, 10) for n in (100, 200)}
+    records.pop(cell("b", 10, 200, 0))
+    assert complete_sizes(records, ["a", "b"], [2, 10], [100, 200, 300]) == [100]
+    assert complete_sizes(records, ["a"], [2, 10], [100, 200]) == [100, 200]

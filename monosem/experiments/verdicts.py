@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored", "per_run", "Comparison", "compare", "combine",
+__all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine",
            "verdict_table", "best_of", "Claim"]
 
 #: how an RFM variant is scored: the best test MSE of iterations 0-3 (the paper's rule for global
@@ -61,6 +61,14 @@ def per_run(records: Mapping, method: str, K: int, n: int, rule: str = "best", m
             if v is not None:
                 out[job.run] = v
     return dict(sorted(out.items()))
+
+
+def complete_sizes(records: Mapping, methods: Iterable[str], Ks: Iterable[int], ns: Iterable[int]) -> list[int]:
+    """The training sizes of ``ns`` at which ``records`` hold a cell of every method at every K
+    (of any run): where a verdict over those methods can be judged."""
+    have = {(j.method, j.K, j.n) for j in records}
+    methods, Ks = list(methods), list(Ks)
+    return [n for n in ns if all((m, K, n) in have for m in methods for K in Ks)]
 
 
 def best_of(records: Mapping, methods: Iterable[str], K: int, n: int, rule: str = "best") -> str | None:

@@ -17,7 +17,7 @@ from ...profiles import Profile
 from ..recorded import load_recorded_cells
 from ..results import curve_table, with_spread
 from ..sweeps import sweep
-from ..verdicts import RFM_RULES, Claim, Comparison, combine, compare, per_run
+from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run
 
 __all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
            "FIGURE4_LOCAL", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
@@ -100,8 +100,7 @@ def tables_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> di
     """:func:`gates_table` at every training size of ``ns`` where every K has the gated RFM, global
     RFM and the RFM oracle, under both RFM scoring rules: ``{(n, rule): table}``."""
     Ks = list(Ks)
-    complete = [n for n in ns
-                if all(any(j.method == m and j.K == K and j.n == n for j in records) for m in _NEEDED for K in Ks)]
+    complete = complete_sizes(records, _NEEDED, Ks, ns)
     return {(n, rule): gates_table(records, Ks, n, rule) for n in complete for rule in RFM_RULES}
 
 

@@ -23,7 +23,7 @@ from ...train import cosine_lr
 from ..recorded import load_recorded_cells
 from ..results import curve_table, with_spread
 from ..sweeps import sweep
-from ..verdicts import RFM_RULES, Claim, Comparison, best_of, combine, compare, per_run
+from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, best_of, combine, compare, per_run
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "eigenpro_solves", "eigenpro_solves_frame", "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
@@ -230,8 +230,7 @@ def findings_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> 
     """The findings at every training size of ``ns`` where every K has the networks, global RFM and
     the RFM oracle, under both RFM scoring rules: ``{(n, rule): Findings}``."""
     Ks = list(Ks)
-    complete = [n for n in ns
-                if all(any(j.method == m and j.K == K and j.n == n for j in records) for m in _NEEDED for K in Ks)]
+    complete = complete_sizes(records, _NEEDED, Ks, ns)
     return {(n, rule): findings(records, Ks, n, rule) for n in complete for rule in RFM_RULES}
 
 
