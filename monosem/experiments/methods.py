@@ -39,7 +39,8 @@ from .registry import METHODS
 from .sweeps import MIXED_LINK_D
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
-           "specialization_metrics", "source_job"]
+           "specialization_metrics", "source_job",
+           "train_mlps", "load_network", "save_network"]
 
 
 #: stacks never exceed this many networks (beyond it a GPU gains nothing from batching)
@@ -234,10 +235,10 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
     net = job.spec
-    return _load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device), "network")
+    return load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device), "network")
 
 
-def _load_network(job: Job, cache: ResultCache, net, what: str):
+def load_network(job: Job, cache: ResultCache, net, what: str):
     """``net`` (a fresh module of the job's architecture) holding the job's saved tensors, or
     ``FileNotFoundError`` after moving a damaged file aside: the loader of :func:`load_mlp` and
     :func:`load_moe`."""
@@ -264,7 +265,7 @@ def _load_network(job: Job, cache: ResultCache, net, what: str):
     return net
 
 
-def _save_network(cache: ResultCache | None, job: Job, net) -> None:
+def save_network(cache: ResultCache | None, job: Job, net) -> None:
     """Store a trained network (its tensors and its job's key) beside the cache, atomically."""
     path = _model_path(cache, job)
     if path is not None:
@@ -311,7 +312,7 @@ def _training_metrics(result, i: int, config: TrainConfig, stack_size: int) -> d
     }
 
 
-def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any]]:
+def train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any]]:
     """Train the MLP cells ``jobs`` (same method and settings) as one stack (Appendix A.2).
 
     Model i is initialized with seed 1000 + r (the paper's model seed for run r), trained on the
@@ -328,7 +329,7 @@ def _train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
         Xte, yte, cte = tests[i]
         with torch.no_grad():
             pred = mlp(Xte.to(dev, mlp.W.dtype)).double().cpu().numpy()
-        _save_network(cache, job, mlp)
+        save_network(cache, job, mlp)
         out.append(_robust(pred, yte, **_per_cluster(job, cte)) | _training_metrics(result, i, config, len(jobs))
                    | _specialization(mlp, models[i], by_cluster=job.data.zipf is not None))
     if ckpt is not None and ckpt.exists():
@@ -352,7 +353,7 @@ def load_moe(job: Job, cache: ResultCache, device=None) -> MoE:
     one whose tensors do not fit the job's architecture is moved aside (``*.corrupt``, with a
     warning) and ``FileNotFoundError`` raised, so that the caller retrains that one mixture
     (:func:`trained_moe`)."""
-    return _load_network(job, cache, _moe_of(job, device), "mixture")
+    return load_network(job, cache, _moe_of(job, device), "mixture")
 
 
 def trained_moe(job: Job, cache: ResultCache) -> MoE:
@@ -372,7 +373,7 @@ def trained_moe(job: Job, cache: ResultCache) -> MoE:
 
 def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any]]:
     """Train the mixture-of-experts cells ``jobs`` (same method and settings) as one
-    :class:`~monosem.models.MoEStack`, exactly as :func:`_train_mlps` trains MLP cells: model i
+    :class:`~monosem.models.MoEStack`, exactly as :func:`train_mlps` trains MLP cells: model i
     from seed 1000 + r on the first n_i examples of its run's pool, the A.2 protocol of its key
     (the objective: MSE + ``aux_weight`` x the Switch Transformer's load-balancing loss; the
     reported and stopping MSE: plain), periodic checkpoints beside the cache.
@@ -400,7 +401,7 @@ def _train_moes(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, An
             x = Xte.to(dev, moe.W.dtype)
             pred = moe(x).double().cpu().numpy()
             route = moe.route(x).cpu()
-        _save_network(cache, job, moe)
+        save_network(cache, job, moe)
         load = torch.bincount(route, minlength=moe.n_experts).double() / route.numel()
         out.append(_robust(pred, yte) | _training_metrics(result, i, config, len(jobs)) | {
             "router_ari": float(adjusted_rand_score(cte.numpy(), route.numpy())),
@@ -475,7 +476,7 @@ def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
         mlp = load_mlp(src, cache)
     except FileNotFoundError:  # never trained, or its file was damaged and moved aside
         t0 = time.perf_counter()
-        (metrics,) = _train_mlps([src], cache)
+        (metrics,) = train_mlps([src], cache)
         cache.save(src, metrics, time.perf_counter() - t0, device=str(get_device()))
         mlp = load_mlp(src, cache)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
@@ -524,7 +525,7 @@ def compute_many(jobs: list[Job], cache: ResultCache | None = None) -> list[dict
     if jobs[0].method.startswith(("mlp-", "moe-")):
         if any(_stack_key(j) != _stack_key(jobs[0]) for j in jobs):
             raise ValueError("a batch of MLP or mixture-of-experts cells must share the method, every setting and the data model")
-        out = (_train_mlps if jobs[0].method.startswith("mlp-") else _train_moes)(jobs, cache)
+        out = (train_mlps if jobs[0].method.startswith("mlp-") else _train_moes)(jobs, cache)
     else:
         out = []
         for job in jobs:

@@ -20,7 +20,7 @@ from ..checks import check_int
 
 from .cache import Job, ResultCache
 
-__all__ = ["EXECUTORS", "run_jobs", "compute_and_store"]
+__all__ = ["EXECUTORS", "run_jobs", "compute_and_store", "progress_kwargs"]
 
 EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
 
@@ -39,6 +39,12 @@ class _OneAtATime:
 
     def __call__(self, jobs: list[Job], cache: ResultCache) -> list[dict[str, Any]]:
         return [self.compute(job, cache=cache) for job in jobs]
+
+
+def progress_kwargs(progress: bool) -> dict[str, bool]:
+    """tqdm's arguments for a bar shown when ``progress`` is true: none then, so that tqdm's own
+    ``TQDM_DISABLE`` still decides (an explicit ``disable=False`` would override it)."""
+    return {} if progress else {"disable": True}
 
 
 def compute_and_store(jobs: list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:

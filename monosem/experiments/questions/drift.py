@@ -25,7 +25,7 @@ from ...models import MLP, MLPStack
 from ...profiles import Profile, get_profile
 from ...train import LR_A1, TrainConfig, TrainData, a1_config, mse, train
 from ..cache import Job, ResultCache
-from ..methods import _load_network, _save_network
+from ..methods import load_network, save_network
 from ..registry import register_method, register_rows
 from ..runner import run_jobs
 from ..sweeps import Figure, register_figure
@@ -168,11 +168,11 @@ def _phase1(job: Job, cache: ResultCache | None, dev: torch.device) -> MLP:
         empty = MLP(figure1_model().d, spec.width, spec.activation, seed=spec.seed, hidden_scale=spec.hidden_scale, init=spec.init,
                     readout_lr_scale=spec.readout_lr_scale, device=dev)
         try:
-            return _load_network(p1, cache, empty, "phase-1 network")
+            return load_network(p1, cache, empty, "phase-1 network")
         except FileNotFoundError:
             pass
     net = _fit(spec, None, _train_data(figure1_model(), p1.data, dev), spec.seed, dev)
-    _save_network(cache, p1, net)
+    save_network(cache, p1, net)
     return net
 
 

@@ -30,6 +30,7 @@ from ... import plots
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
+from ..runner import progress_kwargs
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
 
@@ -82,8 +83,7 @@ def fit_global_rfm(sizes, *, progress: bool = True) -> list[Fit]:
     ``run``'s mixed-link model at every K of ``sizes`` (a profile's ``feature_learning``): one
     :class:`Fit` per (K, run), the test MSE recorded at every RFM iteration."""
     fits = []
-    # TQDM_DISABLE decides unless progress is off (an explicit disable=False would override it)
-    for K in tqdm(sizes.Ks, desc="K", **({} if progress else {"disable": True})):
+    for K in tqdm(sizes.Ks, desc="K", **progress_kwargs(progress)):
         for run in range(sizes.runs):
             model = mixed_link_model(K, run)
             X, y, c = model.pool(sizes.n_train, run)

@@ -148,14 +148,16 @@ def recorded_readings(profile: str, width: int, readings: Sequence[Reading] = RE
     "step_revision", "readings": {name: entry}}}``; ``None`` when none is recorded."""
     P = get_profile(profile)
     revisions = [P.step_revision] + [r for r in STEP_REVISIONS if r != P.step_revision]
+    # every candidate cell of every reading, in order of preference, looked up in one pass
+    candidates = {reading.name: [(rev, reading_job(P, reading, width=width, step_revision=rev, neurons=n))
+                                 for rev in revisions for n in (len(readings) == 1, len(readings) != 1)]
+                  for reading in readings}
+    records = load_recorded_cells([job for cands in candidates.values() for _, job in cands], profile)
     found: dict[str, dict[str, Any]] = {}
-    for reading in readings:
-        for revision, neurons in ((rev, n) for rev in revisions for n in (len(readings) == 1, len(readings) != 1)):
-            job = reading_job(P, reading, width=width, step_revision=revision, neurons=neurons)
-            record = load_recorded_cells([job], profile).get(job)
-            if record is not None:
-                found[reading.name] = record | {"step_revision": revision}
-                break
+    for name, cands in candidates.items():
+        hit = next(((rev, records[job]) for rev, job in cands if job in records), None)
+        if hit is not None:
+            found[name] = hit[1] | {"step_revision": hit[0]}
     if not found:
         return None
     first = next(iter(found.values()))

@@ -38,7 +38,7 @@ import torch
 from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
 from ..cache import Job, ResultCache
-from ..methods import _train_mlps, dataset, load_mlp, source_job
+from ..methods import train_mlps, dataset, load_mlp, source_job
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
 from ..registry import register_method
@@ -66,7 +66,7 @@ def metric_updates_by_start(gated_job: Job, cache: ResultCache) -> tuple[pd.Data
     try:
         mlp = load_mlp(src, cache)
     except FileNotFoundError:  # a recorded cell ships without its network: train it again
-        _train_mlps([src], cache)
+        train_mlps([src], cache)
         mlp = load_mlp(src, cache)
     model, (X, y, c), (Xte, yte, cte) = dataset(gated_job)
     V = model.directions.double().cpu().numpy()

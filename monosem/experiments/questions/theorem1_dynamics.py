@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from ... import plots, theory
+from ..runner import progress_kwargs
 
 __all__ = ["FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
            "converged_labels", "label_counts", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking",
@@ -38,11 +39,6 @@ class FlowCheck:
     table: pd.DataFrame
 
 
-def _quiet(progress: bool) -> dict[str, bool]:
-    """tqdm's arguments: none with a progress bar (so that ``TQDM_DISABLE`` still applies)."""
-    return {} if progress else {"disable": True}
-
-
 def flow_grid(sizes) -> list[tuple[int, float]]:
     """The (K, R) of the teacher-only flows: every R at the first K, and the second R at every other K."""
     return [(sizes.Ks[0], R) for R in sizes.Rs] + [(K, sizes.Rs[min(1, len(sizes.Rs) - 1)]) for K in sizes.Ks[1:]]
@@ -57,7 +53,7 @@ def teacher_only_flows(sizes, seed: int, progress: bool = True) -> FlowCheck:
 
     t_eval = np.concatenate([[0.0], np.geomspace(0.1, sizes.t_max, 160)])
     flows = {}
-    for i, (K, R) in enumerate(tqdm(flow_grid(sizes), desc="teacher-only flows", **_quiet(progress))):
+    for i, (K, R) in enumerate(tqdm(flow_grid(sizes), desc="teacher-only flows", **progress_kwargs(progress))):
         omega0 = theory.random_directions(sizes.m, K, seed=seed + 100 * i)
         flows[K, R] = theory.teacher_only_flow(omega0, K, R, sizes.t_max, t_eval=t_eval)
     summary, rows = {}, []
@@ -195,7 +191,7 @@ def tracking(sizes, seed: int, device=None, progress: bool = True) -> dict[str, 
     T = float(probe.t[np.argmax(np.abs(probe.u).max(axis=1) >= 2.0)])
     common = dict(t_eval=np.linspace(0, T, 21), n_mc=sizes.n_mc, seed=seed, device=device, step=0.5)
     errors, invariants = [], []
-    for eps in tqdm(sizes.epsilons, desc="tracking", **_quiet(progress)):
+    for eps in tqdm(sizes.epsilons, desc="tracking", **progress_kwargs(progress)):
         full = theory.two_layer_population_flow(omega0, K, R, eps, T, **common)
         ref = theory.two_layer_population_flow(omega0, K, R, eps, T, interaction=False, **common)
         errors.append(theory.tracking_error(full, ref).max())
