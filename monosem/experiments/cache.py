@@ -102,7 +102,10 @@ class Job:
         return job_key(self.config())
 
     def label(self) -> str:
-        return f"{self.method} K={self.K} n={self.n} run={self.run}"
+        """The cell in words: its method and grid point, and its spec's own ``label`` where it
+        has one (what tells apart the cells of one method at one grid point)."""
+        extra = getattr(self.spec, "label", None)
+        return f"{self.method} K={self.K} n={self.n} run={self.run}" + (f" ({extra})" if isinstance(extra, str) else "")
 
 
 #: the scientific dependencies a record names the version of, besides torch and numpy (read from

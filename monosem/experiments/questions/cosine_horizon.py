@@ -1,0 +1,170 @@
+"""Appendix A.2's cosine horizon: over how many updates the networks' learning rate decays.
+
+A.2 decays each network's rate by cosine from its first value to its second (1/100 of it) and
+stops training after 20 000-200 000 updates, at training MSE 4e-4 or on a plateau; it does not
+say over how many updates the cosine runs. The sweeps decay over the update cap, ``max_steps``
+(200 000), so that the schedule does not depend on when a network stops; a network that stops
+early has then run near its initial rate throughout.
+
+This module measures the other reading on recorded cells: the same network, data and seeds, the
+cosine ending at the update where the recorded run stopped (its own length), the final rate held
+after it, and the stopping rules unchanged. A cell of method ``horizon`` is one such retraining;
+its spec is the source cell's network and the horizon in updates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ...profiles import Profile
+from ...train import TrainConfig
+from ..cache import Job, ResultCache
+from ..cells import NetworkSpec
+from ..methods import train_mlps
+from ..recorded import load_recorded_cells
+from ..registry import register_method
+from ..sweeps import Figure, register_figure, sweep
+from ..verdicts import scored
+from .sample_efficiency import FIGURE2_MLPS, ORACLES
+
+__all__ = ["METHOD", "HorizonSpec", "ABLATION_KS", "ABLATION_RUNS", "horizon_job", "source_of", "compute_horizon",
+           "recorded_horizon", "horizon_table", "oracle_ratios", "horizon_numbers"]
+
+#: the cell's method: a Figure 2 network retrained with the cosine over its own length
+METHOD = "horizon"
+#: the cells retrained: Figure 2's ReLU and ReGLU networks at these K, the smallest n, these runs
+ABLATION_KS = (2, 10, 50)
+ABLATION_RUNS = (0, 1)
+
+
+@dataclass(frozen=True)
+class HorizonSpec:
+    """A Figure 2 network (``network``, its A.2 protocol) whose cosine decays over
+    ``schedule_steps`` updates instead of ``network.max_steps`` (the rate then stays at its final
+    value until a stopping rule ends the run)."""
+
+    network: NetworkSpec
+    schedule_steps: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.schedule_steps, int) or not 0 < self.schedule_steps <= self.network.max_steps:
+            raise ValueError(f"schedule_steps={self.schedule_steps!r} must be an int in [1, max_steps={self.network.max_steps}]")
+
+    # the network's architecture, as :func:`~..methods.train_mlps` and :func:`~..methods.load_mlp` read it
+    @property
+    def activation(self) -> str:
+        return self.network.activation
+
+    @property
+    def width(self) -> int:
+        return self.network.width
+
+    @property
+    def label(self) -> str:
+        """The cell in words (:meth:`~..cache.Job.label`)."""
+        return f"{self.activation}, cosine over {self.schedule_steps} updates"
+
+    def train_config(self) -> TrainConfig:
+        """The network's A.2 :class:`~monosem.train.TrainConfig` with the cosine over ``schedule_steps``."""
+        return dataclasses.replace(self.network.train_config(), schedule_steps=self.schedule_steps)
+
+
+def horizon_job(source: Job, schedule_steps: int) -> Job:
+    """The retraining of the MLP cell ``source`` with the cosine over ``schedule_steps`` updates."""
+    return Job(METHOD, source.data, HorizonSpec(source.spec, int(schedule_steps)), source.profile)
+
+
+def source_of(job: Job) -> Job:
+    """The Figure 2 cell a ``horizon`` cell retrains."""
+    return Job(f"mlp-{job.spec.activation}", job.data, job.spec.network, job.profile)
+
+
+def compute_horizon(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+    """Train the cell's network (Appendix A.2 but for the horizon) and evaluate it as a Figure 2
+    cell is: its test MSE, stop step and reason, training curve."""
+    (metrics,) = train_mlps([job], cache)
+    return metrics
+
+
+def _sources(P: Profile) -> list[Job]:
+    sizes = P.sample_efficiency
+    if sizes is None:
+        return []
+    Ks = [K for K in ABLATION_KS if K in sizes.Ks]
+    runs = [r for r in ABLATION_RUNS if r < sizes.runs]
+    return sweep("fig2", P, Ks=Ks, ns=[min(sizes.ns)], runs=runs, methods=list(FIGURE2_MLPS)) if Ks and runs else []
+
+
+def _figure_jobs(P: Profile) -> list[Job]:
+    """A ``horizon`` cell for every recorded source cell of the profile (its own length is the
+    recorded run's stop step; a profile without recorded sources has no cells)."""
+    return [horizon_job(j, r["metrics"]["stop_step"]) for j, r in load_recorded_cells(_sources(P), P.name).items()]
+
+
+register_method(METHOD, compute=compute_horizon)
+register_figure(Figure(METHOD, "The cosine horizon: decay over the update cap or over a network's own length (Appendix A.2)",
+                       (METHOD,), "sample_efficiency", jobs=_figure_jobs))
+
+
+def recorded_horizon(profile: Profile) -> dict[Job, dict[str, Any]]:
+    """The recorded ``horizon`` cells of ``profile`` and their source cells: ``{job: record}``."""
+    cells = load_recorded_cells(sweep(METHOD, profile), profile.name)
+    return cells | load_recorded_cells([source_of(j) for j in cells], profile.name)
+
+
+def horizon_table(records: Mapping[Job, dict[str, Any]]) -> pd.DataFrame:
+    """Per retrained cell (K, network, run): updates run and test MSE with the cosine over the cap
+    (the recorded cell) and over its own length, and the ratio of the two test MSEs."""
+    rows = []
+    for job, rec in records.items():
+        if job.method != METHOD or source_of(job) not in records:
+            continue
+        src, own = records[source_of(job)]["metrics"], rec["metrics"]
+        rows.append({"K": job.K, "network": job.spec.activation, "run": job.run, "n": job.n,
+                     "updates, cap horizon": src["stop_step"], "test MSE, cap horizon": src["test_mse"],
+                     "updates, own horizon": own["stop_step"], "stopped by": own["stop_reason"],
+                     "test MSE, own horizon": own["test_mse"], "own / cap": own["test_mse"] / src["test_mse"]})
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).sort_values(["K", "network", "run"]).set_index(["K", "network", "run"])
+
+
+def oracle_ratios(table: pd.DataFrame, records: Mapping[Job, dict[str, Any]], n: int, rule: str = "best") -> pd.DataFrame:
+    """Per (K, run) of ``table``: the better network's test MSE over the better oracle's (RFM
+    oracle scored by ``rule``, as finding 1b is) under each horizon; only (K, run) where both
+    networks were retrained."""
+    rows = []
+    for (K, run), sub in table.groupby(level=["K", "run"]):
+        if len(sub) < len(FIGURE2_MLPS):
+            continue
+        oracle = [scored(r, rule) for j, r in records.items() if j.method in ORACLES and (j.K, j.n, j.run) == (K, n, run)]
+        oracle = [v for v in oracle if v is not None]
+        if not oracle:
+            continue
+        rows.append({"K": K, "run": run, "best MLP / oracle, cap horizon": sub["test MSE, cap horizon"].min() / min(oracle),
+                     "best MLP / oracle, own horizon": sub["test MSE, own horizon"].min() / min(oracle)})
+    return pd.DataFrame(rows).set_index(["K", "run"]) if rows else pd.DataFrame()
+
+
+def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
+    v = sorted(values)
+    return "not recorded" if not v else fmt.format(v[0]) if len(v) == 1 else f"{fmt.format(v[0])}–{fmt.format(v[-1])}"
+
+
+def horizon_numbers(table: pd.DataFrame, ratios: pd.DataFrame) -> dict[str, str]:
+    """The numbers the page's prose quotes: how many cells were retrained and over how many runs,
+    the range and geometric mean of own / cap, how many cells the own horizon improved, and the
+    range of the best MLP / oracle ratio under each horizon."""
+    if not len(table):
+        return {k: "not recorded" for k in ("hz_cells", "hz_runs", "hz_range", "hz_gmean", "hz_better", "hz_ratio_cap", "hz_ratio_own")}
+    r = table["own / cap"]
+    return {"hz_cells": str(len(table)), "hz_runs": str(table.index.get_level_values("run").nunique()),
+            "hz_range": _range(r), "hz_gmean": f"{float(np.exp(np.log(r).mean())):.2f}",
+            "hz_better": f"{int((r < 1).sum())} of {len(r)}",
+            "hz_ratio_cap": _range(ratios["best MLP / oracle, cap horizon"]) if len(ratios) else "not recorded",
+            "hz_ratio_own": _range(ratios["best MLP / oracle, own horizon"]) if len(ratios) else "not recorded"}
