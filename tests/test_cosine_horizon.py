@@ -48,8 +48,10 @@ def test_a_horizon_at_the_cap_retrains_the_source_cell_and_a_short_one_differs(t
     table = ch.horizon_table(records)
     assert list(table.index) == [(10, "relu", 0)]
     assert table["own / cap"].iloc[0] == pytest.approx(short["test_mse"] / cell["test_mse"])
-    numbers = ch.horizon_numbers(table, ch.oracle_ratios(table, records, n=500))
-    assert numbers["hz_cells"] == "1" and numbers["hz_ratio_own"] == "not recorded"  # one network, no oracle
+    verdicts = ch.findings_by_horizon(records, records, Ks=[10], n=500)
+    assert verdicts.empty  # ReGLU was not retrained: no run is complete
+    numbers = ch.horizon_numbers(table, verdicts)
+    assert numbers["hz_cells"] == "1" and numbers["hz_earlier"] == f"{int(short['stop_step'] < cell['stop_step'])} of 1" and numbers["hz_verdicts"] == "no run has every network retrained yet"
 
 
 def test_the_long_profile_retrains_its_recorded_networks():
@@ -62,3 +64,23 @@ def test_the_long_profile_retrains_its_recorded_networks():
     assert all(0 < j.spec.schedule_steps <= j.spec.network.max_steps for j in jobs)
     assert sweep(ch.METHOD, "smoke") == []
     assert ch.horizon_table({}).empty
+
+
+def test_the_verdicts_are_judged_with_the_retrained_networks_in_place():
+    """Synthetic records: ReGLU beats ReLU with the recorded networks and loses with the retrained
+    ones, so finding 2 changes and the page says so; the kernels are the same cells in both."""
+    jobs = {j.method: j for j in sweep("fig2", "smoke", Ks=[10], ns=[500])}
+    mse = {"mlp-relu": 0.02, "mlp-reglu": 0.01, "rfm": 0.05, "laplace": 0.06, "oracle-laplace": 0.009,
+           "oracle-rfm": 0.008, "bayes": 0.0004}
+    records = {j: {"metrics": {"test_mse": mse[m]}} for m, j in jobs.items()}
+    retrained = {ch.horizon_job(jobs["mlp-relu"], 100): {"metrics": {"test_mse": 0.01}},
+                 ch.horizon_job(jobs["mlp-reglu"], 100): {"metrics": {"test_mse": 0.03}}}
+    verdicts = ch.findings_by_horizon(records, retrained, Ks=[10], n=500)
+    cap, own = "verdict, cosine over the cap", "verdict, cosine over its own length"
+    assert verdicts.loc["2", cap] == "reproduces" and verdicts.loc["2", own] == "does not reproduce"
+    assert verdicts.loc["1a", cap] == verdicts.loc["1a", own] == "reproduces"  # the best MLP is 0.01 either way
+    table = ch.horizon_table(records | {j: {"metrics": r["metrics"] | {"stop_step": 100, "stop_reason": "cap"}}
+                                        for j, r in retrained.items()}
+                             | {jobs[m]: {"metrics": {"test_mse": mse[m], "stop_step": 150}} for m in ("mlp-relu", "mlp-reglu")})
+    said = ch.horizon_numbers(table, verdicts)["hz_verdicts"]
+    assert "finding 2 goes from “reproduces” to “does not reproduce”" in said and "1a" not in said

@@ -29,11 +29,10 @@ from ..methods import train_mlps
 from ..recorded import load_recorded_cells
 from ..registry import register_method
 from ..sweeps import Figure, register_figure, sweep
-from ..verdicts import scored
-from .sample_efficiency import FIGURE2_MLPS, ORACLES
+from .sample_efficiency import FIGURE2_MLPS, findings
 
 __all__ = ["METHOD", "HorizonSpec", "ABLATION_KS", "ABLATION_RUNS", "horizon_job", "source_of", "compute_horizon",
-           "recorded_horizon", "horizon_table", "oracle_ratios", "horizon_numbers"]
+           "recorded_horizon", "horizon_table", "findings_by_horizon", "horizon_numbers"]
 
 #: the cell's method: a Figure 2 network retrained with the cosine over its own length
 METHOD = "horizon"
@@ -125,7 +124,7 @@ def horizon_table(records: Mapping[Job, dict[str, Any]]) -> pd.DataFrame:
         if job.method != METHOD or source_of(job) not in records:
             continue
         src, own = records[source_of(job)]["metrics"], rec["metrics"]
-        rows.append({"K": job.K, "network": job.spec.activation, "run": job.run, "n": job.n,
+        rows.append({"K": job.K, "network": job.spec.activation, "run": job.run,
                      "updates, cap horizon": src["stop_step"], "test MSE, cap horizon": src["test_mse"],
                      "updates, own horizon": own["stop_step"], "stopped by": own["stop_reason"],
                      "test MSE, own horizon": own["test_mse"], "own / cap": own["test_mse"] / src["test_mse"]})
@@ -134,21 +133,26 @@ def horizon_table(records: Mapping[Job, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["K", "network", "run"]).set_index(["K", "network", "run"])
 
 
-def oracle_ratios(table: pd.DataFrame, records: Mapping[Job, dict[str, Any]], n: int, rule: str = "best") -> pd.DataFrame:
-    """Per (K, run) of ``table``: the better network's test MSE over the better oracle's (RFM
-    oracle scored by ``rule``, as finding 1b is) under each horizon; only (K, run) where both
-    networks were retrained."""
-    rows = []
-    for (K, run), sub in table.groupby(level=["K", "run"]):
-        if len(sub) < len(FIGURE2_MLPS):
-            continue
-        oracle = [scored(r, rule) for j, r in records.items() if j.method in ORACLES and (j.K, j.n, j.run) == (K, n, run)]
-        oracle = [v for v in oracle if v is not None]
-        if not oracle:
-            continue
-        rows.append({"K": K, "run": run, "best MLP / oracle, cap horizon": sub["test MSE, cap horizon"].min() / min(oracle),
-                     "best MLP / oracle, own horizon": sub["test MSE, own horizon"].min() / min(oracle)})
-    return pd.DataFrame(rows).set_index(["K", "run"]) if rows else pd.DataFrame()
+def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Mapping[Job, dict[str, Any]], Ks: Iterable[int],
+                        n: int) -> pd.DataFrame:
+    """Findings 1a, 1b and 2 (:func:`.sample_efficiency.findings`) judged twice on the runs whose
+    every network was retrained: with the recorded networks (cosine over the cap) and with the
+    retrained ones in their place (own horizon); the kernels and oracles are the same cells. Per
+    finding: the verdict and its evidence under each horizon. Empty before a run is complete."""
+    cells = {j: r for j, r in records.items() if j.method == METHOD and j.n == n}
+    Ks = sorted(Ks)
+    runs = [r for r in {j.run for j in cells}
+            if all(any((j.K, j.spec.activation, j.run) == (K, m.removeprefix("mlp-"), r) for j in cells) for K in Ks for m in FIGURE2_MLPS)]
+    if not runs:
+        return pd.DataFrame()
+    cap = {j: r for j, r in long_records.items() if j.n == n and j.run in runs and j.K in Ks}
+    own = cap | {source_of(j): r for j, r in cells.items() if j.run in runs}
+    tables = {label: findings(recs, Ks, n).table().drop(index="2'", errors="ignore") for label, recs in (("cap", cap), ("own", own))}
+    out = tables["cap"][["claim"]].copy()
+    for label, name in (("cap", "cosine over the cap"), ("own", "cosine over its own length")):
+        out[f"verdict, {name}"] = tables[label]["verdict"]
+        out[f"evidence, {name}"] = tables[label]["evidence"]
+    return out
 
 
 def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
@@ -156,15 +160,22 @@ def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
     return "not recorded" if not v else fmt.format(v[0]) if len(v) == 1 else f"{fmt.format(v[0])}–{fmt.format(v[-1])}"
 
 
-def horizon_numbers(table: pd.DataFrame, ratios: pd.DataFrame) -> dict[str, str]:
-    """The numbers the page's prose quotes: how many cells were retrained and over how many runs,
-    the range and geometric mean of own / cap, how many cells the own horizon improved, and the
-    range of the best MLP / oracle ratio under each horizon."""
+def horizon_numbers(table: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, str]:
+    """The numbers the page's prose quotes: how many networks were retrained and over how many
+    runs, the range and geometric mean of their test MSE under their own horizon over the cap's,
+    in how many the own horizon is lower, and which verdicts (:func:`findings_by_horizon`) the
+    horizon changes."""
+    keys = ("hz_cells", "hz_runs", "hz_range", "hz_gmean", "hz_better", "hz_earlier", "hz_verdicts", "hz_conclusion")
     if not len(table):
-        return {k: "not recorded" for k in ("hz_cells", "hz_runs", "hz_range", "hz_gmean", "hz_better", "hz_ratio_cap", "hz_ratio_own")}
+        return dict.fromkeys(keys, "not recorded")
     r = table["own / cap"]
-    return {"hz_cells": str(len(table)), "hz_runs": str(table.index.get_level_values("run").nunique()),
-            "hz_range": _range(r), "hz_gmean": f"{float(np.exp(np.log(r).mean())):.2f}",
-            "hz_better": f"{int((r < 1).sum())} of {len(r)}",
-            "hz_ratio_cap": _range(ratios["best MLP / oracle, cap horizon"]) if len(ratios) else "not recorded",
-            "hz_ratio_own": _range(ratios["best MLP / oracle, own horizon"]) if len(ratios) else "not recorded"}
+    gmean = float(np.exp(np.log(r).mean()))
+    earlier = int((table["updates, own horizon"] < table["updates, cap horizon"]).sum())
+    cap, own = "verdict, cosine over the cap", "verdict, cosine over its own length"
+    changed = [f"finding {k} goes from “{row[cap]}” to “{row[own]}”" for k, row in verdicts.iterrows() if row[cap] != row[own]]
+    said = ("; ".join(changed) if changed else f"every verdict ({', '.join(verdicts.index)}) is the same under both horizons"
+            ) if len(verdicts) else "no run has every network retrained yet"
+    conclusion = ("the cap horizon the sweeps use does not handicap the networks: on average they do better with it"
+                  if gmean > 1 else "the cap horizon the sweeps use handicaps the networks: on average they do better with their own")
+    return dict(zip(keys, (str(len(table)), str(table.index.get_level_values("run").nunique()), _range(r), f"{gmean:.2f}",
+                           f"{int((r < 1).sum())} of {len(r)}", f"{earlier} of {len(r)}", said, conclusion)))
