@@ -34,17 +34,18 @@ def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, m
 
 
 def test_every_recorded_cell_belongs_to_a_declared_sweep():
-    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long")
+    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long") + sweep("horizon", "long")
     recorded = load_recorded_cells(declared, "long")
     from monosem.experiments.recorded import recorded_cells_dir
 
     on_disk = list(recorded_cells_dir("long").glob("*/*.json"))
     assert len(on_disk) == len(recorded), "a recorded file matches no job of the long profile"
     for job, rec in recorded.items():
-        if job.method.startswith("mlp-"):
+        if job.method.startswith("mlp-") or job.method == "horizon":
             m = rec["metrics"]
+            net = job.spec if job.method.startswith("mlp-") else job.spec.network
             assert m["stop_reason"] in ("target", "plateau", "cap", "diverged")
-            assert job.spec.min_steps <= m["stop_step"] <= job.spec.max_steps or m["stop_reason"] == "diverged"
+            assert net.min_steps <= m["stop_step"] <= net.max_steps or m["stop_reason"] == "diverged"
             assert m["best_step"] <= m["stop_step"]
 
 
@@ -58,7 +59,7 @@ def test_every_recorded_cell_is_found_by_its_key_and_unchanged(tmp_path):
     from monosem.experiments.legacy import legacy_config
     from monosem.experiments.recorded import recorded_cells_dir, restore_cells
 
-    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long")
+    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long") + sweep("horizon", "long")
     recorded = load_recorded_cells(declared, "long")
     files = {p.stem: json.loads(p.read_text()) for p in recorded_cells_dir("long").glob("*/*.json")}
     assert len(recorded) == len(files)
