@@ -155,6 +155,9 @@ def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Map
     return out
 
 
+_NAMES = {"relu": "ReLU", "reglu": "ReGLU"}
+
+
 def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
     v = sorted(values)
     return "not recorded" if not v else fmt.format(v[0]) if len(v) == 1 else f"{fmt.format(v[0])}–{fmt.format(v[-1])}"
@@ -162,14 +165,16 @@ def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
 
 def horizon_numbers(table: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, str]:
     """The numbers the page's prose quotes: how many networks were retrained and over how many
-    runs, the range and geometric mean of their test MSE under their own horizon over the cap's,
-    in how many the own horizon is lower, and which verdicts (:func:`findings_by_horizon`) the
+    runs, the range and geometric mean of their test MSE under their own horizon over the cap's
+    (and its geometric mean per network), in how many the own horizon is lower and in how many it
+    stops earlier, and which verdicts (:func:`findings_by_horizon`) the
     horizon changes."""
-    keys = ("hz_cells", "hz_runs", "hz_range", "hz_gmean", "hz_better", "hz_earlier", "hz_verdicts", "hz_conclusion")
+    keys = ("hz_cells", "hz_runs", "hz_range", "hz_gmean", "hz_by_network", "hz_better", "hz_earlier", "hz_verdicts", "hz_conclusion")
     if not len(table):
         return dict.fromkeys(keys, "not recorded")
     r = table["own / cap"]
     gmean = float(np.exp(np.log(r).mean()))
+    by_network = ", ".join(f"{_NAMES.get(net, net)} {float(np.exp(np.log(v).mean())):.2f}" for net, v in r.groupby(level="network"))
     earlier = int((table["updates, own horizon"] < table["updates, cap horizon"]).sum())
     cap, own = "verdict, cosine over the cap", "verdict, cosine over its own length"
     changed = [f"finding {k} goes from “{row[cap]}” to “{row[own]}”" for k, row in verdicts.iterrows() if row[cap] != row[own]]
@@ -177,5 +182,5 @@ def horizon_numbers(table: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, st
             ) if len(verdicts) else "no run has every network retrained yet"
     conclusion = ("the cap horizon the sweeps use does not handicap the networks: on average they do better with it"
                   if gmean > 1 else "the cap horizon the sweeps use handicaps the networks: on average they do better with their own")
-    return dict(zip(keys, (str(len(table)), str(table.index.get_level_values("run").nunique()), _range(r), f"{gmean:.2f}",
+    return dict(zip(keys, (str(len(table)), str(table.index.get_level_values("run").nunique()), _range(r), f"{gmean:.2f}", by_network,
                            f"{int((r < 1).sum())} of {len(r)}", f"{earlier} of {len(r)}", said, conclusion)))
