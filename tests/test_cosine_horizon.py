@@ -84,3 +84,13 @@ def test_the_verdicts_are_judged_with_the_retrained_networks_in_place():
                              | {jobs[m]: {"metrics": {"test_mse": mse[m], "stop_step": 150}} for m in ("mlp-relu", "mlp-reglu")})
     said = ch.horizon_numbers(table, verdicts)["hz_verdicts"]
     assert "finding 2 goes from “reproduces” to “does not reproduce”" in said and "1a" not in said
+
+
+def test_the_recorded_cells_export_with_their_horizon():
+    from monosem.experiments.export import export_rows
+
+    L = get_profile("long")
+    records = {j: r for j, r in ch.recorded_horizon(L).items() if j.method == ch.METHOD}
+    rows = export_rows(ch.METHOD, L.name, records)
+    assert len(rows) == len(records) > 0
+    assert all(r["schedule_steps"] <= r["max_steps"] and r["activation"] in ("relu", "reglu") for r in rows)

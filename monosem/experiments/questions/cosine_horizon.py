@@ -27,12 +27,12 @@ from ..cache import Job, ResultCache
 from ..cells import NetworkSpec
 from ..methods import train_mlps
 from ..recorded import load_recorded_cells
-from ..registry import register_method
+from ..registry import register_method, register_rows
 from ..sweeps import Figure, register_figure, sweep
 from .sample_efficiency import FIGURE2_MLPS, findings
 
 __all__ = ["METHOD", "HorizonSpec", "ABLATION_KS", "ABLATION_RUNS", "horizon_job", "source_of", "compute_horizon",
-           "recorded_horizon", "horizon_table", "findings_by_horizon", "horizon_numbers"]
+           "horizon_rows", "recorded_horizon", "horizon_table", "findings_by_horizon", "horizon_numbers"]
 
 #: the cell's method: a Figure 2 network retrained with the cosine over its own length
 METHOD = "horizon"
@@ -105,9 +105,23 @@ def _figure_jobs(P: Profile) -> list[Job]:
     return [horizon_job(j, r["metrics"]["stop_step"]) for j, r in load_recorded_cells(_sources(P), P.name).items()]
 
 
+def horizon_rows(records: Mapping[Job, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The exported rows of ``horizon`` cells: the grid point, the network, its horizon and how
+    it trained (the source cell's numbers are Figure 2's export)."""
+    rows = []
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].K, kv[0].n, kv[0].run, kv[0].spec.activation)):
+        m = rec["metrics"]
+        rows.append({"method": job.method, "K": job.K, "n": job.n, "run": job.run, "activation": job.spec.activation,
+                     "width": job.spec.width, "schedule_steps": job.spec.schedule_steps, "max_steps": job.spec.network.max_steps,
+                     "test_mse": m["test_mse"], "train_mse": m["train_mse"], "stop_reason": m["stop_reason"], "stop_step": m["stop_step"],
+                     "seconds": rec["timing"]["seconds"], "key": job.key()})
+    return rows
+
+
 register_method(METHOD, compute=compute_horizon)
 register_figure(Figure(METHOD, "The cosine horizon: decay over the update cap or over a network's own length (Appendix A.2)",
                        (METHOD,), "sample_efficiency", jobs=_figure_jobs))
+register_rows(METHOD, horizon_rows)
 
 
 def recorded_horizon(profile: Profile) -> dict[Job, dict[str, Any]]:
