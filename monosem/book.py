@@ -32,11 +32,12 @@ def glue(name: str, value: Any) -> None:
 
 
 def table_style() -> None:
-    """Pandas display settings of the pages: three significant digits, every column shown."""
+    """Pandas display settings of the pages: three significant digits, every column and every
+    character of a cell shown."""
     pd.set_option("display.float_format", "{:.3g}".format)
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
-    pd.set_option("display.max_colwidth", 120)
+    pd.set_option("display.max_colwidth", None)  # verdict evidence lists every run: never cut it
 
 
 def verdict_box(claims: Iterable[Claim]):
