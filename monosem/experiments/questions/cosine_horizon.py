@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ...checks import check_int
 from ...profiles import Profile
 from ...train import TrainConfig
 from ..cache import Job, ResultCache
@@ -51,8 +52,7 @@ class HorizonSpec:
     schedule_steps: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.schedule_steps, int) or not 0 < self.schedule_steps <= self.network.max_steps:
-            raise ValueError(f"schedule_steps={self.schedule_steps!r} must be an int in [1, max_steps={self.network.max_steps}]")
+        check_int(self.schedule_steps, "schedule_steps", 1, self.network.max_steps, what="at most the network's max_steps")
 
     # the network's architecture, as :func:`~..methods.train_mlps` and :func:`~..methods.load_mlp` read it
     @property
@@ -99,10 +99,18 @@ def _sources(P: Profile) -> list[Job]:
     return sweep("fig2", P, Ks=Ks, ns=[min(sizes.ns)], runs=runs, methods=list(FIGURE2_MLPS)) if Ks and runs else []
 
 
+def _recorded_sources(P: Profile) -> dict[Job, dict[str, Any]]:
+    return load_recorded_cells(_sources(P), P.name)
+
+
+def _jobs_of(sources: Mapping[Job, dict[str, Any]]) -> list[Job]:
+    """A ``horizon`` cell for every recorded source cell (its own length: the recorded run's stop step)."""
+    return [horizon_job(j, r["metrics"]["stop_step"]) for j, r in sources.items()]
+
+
 def _figure_jobs(P: Profile) -> list[Job]:
-    """A ``horizon`` cell for every recorded source cell of the profile (its own length is the
-    recorded run's stop step; a profile without recorded sources has no cells)."""
-    return [horizon_job(j, r["metrics"]["stop_step"]) for j, r in load_recorded_cells(_sources(P), P.name).items()]
+    """The figure's cells at ``P``: one per recorded source cell (none where no source is recorded)."""
+    return _jobs_of(_recorded_sources(P))
 
 
 def horizon_rows(records: Mapping[Job, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -126,8 +134,9 @@ register_rows(METHOD, horizon_rows)
 
 def recorded_horizon(profile: Profile) -> dict[Job, dict[str, Any]]:
     """The recorded ``horizon`` cells of ``profile`` and their source cells: ``{job: record}``."""
-    cells = load_recorded_cells(sweep(METHOD, profile), profile.name)
-    return cells | load_recorded_cells([source_of(j) for j in cells], profile.name)
+    sources = _recorded_sources(profile)
+    cells = load_recorded_cells(_jobs_of(sources), profile.name)
+    return cells | {source_of(j): sources[source_of(j)] for j in cells}
 
 
 def horizon_table(records: Mapping[Job, dict[str, Any]]) -> pd.DataFrame:
@@ -155,8 +164,8 @@ def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Map
     finding: the verdict and its evidence under each horizon. Empty before a run is complete."""
     cells = {j: r for j, r in records.items() if j.method == METHOD and j.n == n}
     Ks = sorted(Ks)
-    runs = [r for r in {j.run for j in cells}
-            if all(any((j.K, j.spec.activation, j.run) == (K, m.removeprefix("mlp-"), r) for j in cells) for K in Ks for m in FIGURE2_MLPS)]
+    have = {(j.K, f"mlp-{j.spec.activation}", j.run) for j in cells}
+    runs = [r for r in {j.run for j in cells} if all((K, m, r) in have for K in Ks for m in FIGURE2_MLPS)]
     if not runs:
         return pd.DataFrame()
     cap = {j: r for j, r in long_records.items() if j.n == n and j.run in runs and j.K in Ks}
