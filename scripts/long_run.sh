@@ -58,10 +58,10 @@ for n in "${sizes[@]}"; do
       $PY -m monosem run regime --profile long --K $K --n $n --methods bayes oracle-laplace oracle-rfm
       $PY -m monosem run regime --profile long --K $K --n $n
     else
-      $PY -m monosem run fig2 --profile long --K $K --n $n
-      $PY -m monosem run fig6 --profile long --K $K --n $n
+      $PY -m monosem run fig2 --profile long --runs 0 --K $K --n $n
+      $PY -m monosem run fig6 --profile long --runs 0 --K $K --n $n
       # Figure 4 (K = 2, 10, 50): the MLP-gated predictors on the ReLU network just trained
-      if [ "$K" -ne 1 ]; then $PY -m monosem run fig4 --profile long --K $K --n $n; fi
+      if [ "$K" -ne 1 ]; then $PY -m monosem run fig4 --profile long --runs 0 --K $K --n $n; fi
     fi
     # copy what finished into the package (commit monosem/recorded/ as it grows)
     for fig in regime fig2 fig4 fig6; do $PY -m monosem record $fig --profile long; done

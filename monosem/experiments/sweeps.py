@@ -238,7 +238,7 @@ def sweep(
     networks = sizes.network_sizes() if isinstance(sizes, SampleEfficiencySizes) else (None,)
     specs = {(method, net): method_spec(method, P, net)
              for method in meths for net in (networks if method.startswith("mlp-") else (None,))}
-    return [
+    jobs = [
         Job(method, data, _with_solver(spec, method, data), P.name)
         for variant in _data_variants(sizes)
         for K in grid_K
@@ -246,8 +246,13 @@ def sweep(
         for r in all_runs
         for data in (_data(K, n, r, sizes.n_test, variant),)
         for (method, _), spec in specs.items()
-        if _declared(sizes, method, n)
+        if _declared(sizes, method, n, K, r)
     ]
+    if not jobs:  # every requested value lies in the grid, but the budget's cut removes them all
+        cut = {f: getattr(sizes, f) for f in ("method_max_n", "K_max_runs", "method_max_runs") if getattr(sizes, f, ())}
+        raise ValueError(f"no cell of {where} has Ks={list(grid_K)}, ns={list(grid_n)}, runs={list(all_runs)}, "
+                         f"methods={list(meths)}; its budget cut: {cut}")
+    return jobs
 
 
 def _restricted(jobs: list[Job], figure: str, P: Profile, **only: Sequence | None) -> list[Job]:
@@ -292,10 +297,11 @@ def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tupl
     return list(dict.fromkeys(jobs))
 
 
-def _declared(sizes, method: str, n: int) -> bool:
-    """Whether the grid ``sizes`` has this method's cell at ``n`` (a profile's budget cut)."""
+def _declared(sizes, method: str, n: int, K: int, run: int) -> bool:
+    """Whether the grid ``sizes`` has this method's cell at ``n``, ``K`` and ``run`` (a
+    profile's budget cut)."""
     includes = getattr(sizes, "includes", None)
-    return includes is None or includes(method, n)
+    return includes is None or includes(method, n, K, run)
 
 
 def _data_variants(sizes) -> list[dict]:

@@ -11,6 +11,7 @@ the page come from one definition:
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -224,6 +225,20 @@ def recorded_runs_note(records: Mapping, profile: Profile) -> str:
     complete = {n: sorted(r for (m, r), c in runs_at.items() if m == n and c == 6) for n in profile.sample_efficiency.ns}
     return (f"recorded: {len(records)} of {len(jobs)} cells of Figures 2 and 6 at profile {profile.name}\n"
             f"runs with the networks and global RFM at K = 2, 10, 50, per n: {complete}")
+
+
+def seed_cut_hours(records: Mapping, profile: Profile) -> float:
+    """Core-hours the runs that the profile's seed cut leaves out (``K_max_runs``,
+    ``method_max_runs``) would take, estimated as each cut cell's recorded run-0 wall time once per
+    missing run. Zero without a cut."""
+    se = profile.sample_efficiency
+    full = dataclasses.replace(profile, sample_efficiency=dataclasses.replace(se, K_max_runs=(), method_max_runs=()))
+    declared = {(j.method, j.K, j.n, j.run) for j in sweep("fig2", profile) + sweep("fig6", profile)}
+    cut = Counter((j.method, j.K, j.n) for j in set(sweep("fig2", full) + sweep("fig6", full))
+                  if (j.method, j.K, j.n, j.run) not in declared)
+    per_cell = {(j.method, j.K, j.n): float(r.get("timing", {}).get("seconds", 0.0))
+                for j, r in records.items() if j.run == 0}
+    return sum(per_cell.get(c, 0.0) * missing for c, missing in cut.items()) / 3600
 
 
 def findings_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], Findings]:
