@@ -9,30 +9,53 @@ from _toy_jobs import cell
 def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
     import pandas as pd
 
-    from monosem.experiments.questions.sample_efficiency import eigenpro_solves, eigenpro_solves_frame
+    from monosem.experiments.results import eigenpro_solves, eigenpro_solves_frame
 
     ep = {"solver": "eigenpro", "iterations": 129, "train_mse": 3.96e-4, "converged": True, "step_halvings": 4}
     exact = {"solver": "exact", "iterations": 1, "train_mse": 1e-9, "converged": True, "step_halvings": 0}
     records = {
-        cell("laplace", 2, 20_000, 0): {"metrics": {"solve": ep}},
-        cell("rfm", 2, 20_000, 0): {"metrics": {"solves": [ep, dict(ep, converged=False)]}},
+        cell("laplace", 2, 20_000, 0): {"metrics": {"solve": ep, "test_mse": 0.5}},
+        cell("rfm", 2, 20_000, 1): {"metrics": {"solves": [ep, dict(ep, converged=False)], "test_mse_by_iteration": [0.2, 0.3]}},
         cell("laplace", 2, 5_000, 0): {"metrics": {"solve": exact}},
         cell("mlp-relu", 2, 20_000, 0): {"metrics": {"test_mse": 1.0}},
         # per-cluster fits: an oracle's Laplace solves, a gated RFM's iterations (gate 1 empty)
-        cell("oracle-laplace", 2, 20_000, 0): {"metrics": {"local_solves": [exact, ep]}},
-        cell("gated-rfm", 2, 20_000, 0): {"metrics": {"local_solves": [[ep, exact], None]}},
+        cell("oracle-laplace", 2, 20_000, 0): {"metrics": {"local_solves": [exact, ep], "test_mse": 0.1}},
+        cell("gated-rfm", 2, 20_000, 0): {"metrics": {"local_solves": [[ep, exact], None], "test_mse_by_iteration": [0.4, 0.1]}},
     }
     rows = eigenpro_solves(records)
-    assert [(r["method"], r["cluster"], r["iteration"], r["converged"]) for r in rows] == [
-        ("gated-rfm", 0, 0, True), ("laplace", None, None, True), ("oracle-laplace", 1, None, True),
-        ("rfm", None, 0, True), ("rfm", None, 1, False)]
+    assert [(r["method"], r["run"], r["cluster"], r["iteration"], r["converged"]) for r in rows] == [
+        ("gated-rfm", 0, 0, 0, True), ("laplace", 0, None, None, True), ("oracle-laplace", 0, 1, None, True),
+        ("rfm", 1, None, 0, True), ("rfm", 1, None, 1, False)]
     frame = eigenpro_solves_frame(rows)
     assert len(frame) == 5 and frame["epochs"].tolist() == [129] * 5 and frame["step halvings"].tolist() == [4] * 5
     assert frame["reached the target"].tolist() == [True, True, True, True, False]
-    assert frame["training MSE"].tolist() == [3.96e-4] * 5
+    assert frame["training MSE"].tolist() == [3.96e-4] * 5 and frame["run"].tolist() == [0, 0, 0, 1, 1]
     assert frame["cluster"].tolist() == [0, pd.NA, 1, pd.NA, pd.NA] and frame["iteration"].tolist() == [0, pd.NA, pd.NA, 0, 1]
+    # the cell's test MSE with that fit, and the scoring rules that read it
+    assert frame["test MSE with it"].tolist() == [0.4, 0.5, 0.1, 0.2, 0.3]
+    assert frame["scored by"].tolist() == ["neither", "best, last", "best, last", "best", "last"]
     empty = eigenpro_solves_frame([])
     assert empty.empty and list(empty.columns) == list(frame.columns)
+
+
+def test_the_unreached_solves_of_figure_4_are_counted_by_the_rule_that_reads_them():
+    from monosem.experiments.questions import learned_gates as lg
+
+    ep = {"solver": "eigenpro", "iterations": 200, "train_mse": 0.1, "converged": False, "step_halvings": 11}
+    ok = dict(ep, converged=True, train_mse=3e-4, step_halvings=1)
+    records = {
+        cell("gated-rfm", 2, 50_000, 3): {"metrics": {"local_solves": [[ok, ok, ep, ok]], "test_mse_by_iteration": [1e-3, 6e-4, 0.17, 6e-4]}},
+        cell("oracle-rfm", 2, 50_000, 1): {"metrics": {"local_solves": [[ok, ok, ok, dict(ep, step_halvings=5)]],
+                                                        "test_mse_by_iteration": [5e-3, 5e-4, 5e-4, 6e-4]}},
+        cell("laplace", 2, 50_000, 1): {"metrics": {"solve": ep, "test_mse": 0.1}},  # not an RFM variant
+    }
+    frame = lg.unreached_solves(records)
+    assert frame[["method", "run", "iteration", "scored by"]].values.tolist() == [["gated-rfm", 3, 2, "neither"], ["oracle-rfm", 1, 3, "last"]]
+    numbers = lg.unreached_numbers(records)
+    assert (numbers["ep_missed"], numbers["ep_solves"], numbers["ep_missed_best"], numbers["ep_missed_last"]) == ("2", "8", "0", "1")
+    assert numbers["ep_missed_ns"] == "50 000" and numbers["ep_halvings"] == "5–11"
+    assert numbers["ep_worst"].startswith("0.17 (gated-rfm, K = 2, n = 50 000, run 3, iteration 2; 0.001, 0.0006, 0.0006")
+    assert lg.unreached_numbers({})["ep_worst"] == "none"
 
 
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,7 @@ import pandas as pd
 from .cache import Job
 from .verdicts import scored
 
-__all__ = ["Cell", "aggregate", "curve_table", "lookup", "verdict", "with_spread"]
+__all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "verdict", "with_spread"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +94,52 @@ def with_spread(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
                        for m, s in zip(mean, std)]
     out["runs"] = list(frame[("", "runs")])
     return pd.DataFrame(out, index=frame.index)
+
+
+def _rules_scoring(by_iteration: list | None, t: int | None) -> str:
+    """Which RFM scoring rules (:data:`~.verdicts.RFM_RULES`) score the fit of iteration ``t``
+    (``None``: a cell's only fit, scored by both)."""
+    if t is None or not by_iteration:
+        return "best, last"
+    rules = [r for r, hit in (("best", t == int(np.argmin(by_iteration))), ("last", t == len(by_iteration) - 1)) if hit]
+    return ", ".join(rules) or "neither"
+
+
+def eigenpro_solves(records: dict[Job, dict]) -> list[dict[str, Any]]:
+    """One row per EigenPro solve recorded in kernel cells: a global Laplace cell's one solve, a
+    global RFM cell's one per iteration, and an oracle's or gated predictor's per cluster (gate)
+    ``local_solves``: its cell (method, K, n, run), epochs, step halvings, final training MSE,
+    whether it reached the target, the cell's test MSE with that fit (for an RFM iteration, that
+    iteration's) and the scoring rules that read that test MSE. Cells recorded before the solves
+    were kept have none."""
+    rows = []
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n, kv[0].run)):
+        m = rec["metrics"]
+        by_iteration = m.get("test_mse_by_iteration")
+        # (cluster or None for a global fit, its solves, whether they are RFM iterations)
+        fits: list[tuple[int | None, list, bool]] = [(None, [m["solve"]], False) if "solve" in m else (None, m.get("solves", []), True)]
+        fits += [(k, s if isinstance(s, list) else [s], isinstance(s, list))
+                 for k, s in enumerate(m.get("local_solves", [])) if s is not None]
+        for cluster, solves, iterations in fits:
+            for t, s in enumerate(solves):
+                if s["solver"] != "eigenpro":
+                    continue
+                it = t if iterations else None
+                test = by_iteration[t] if it is not None and by_iteration else m.get("test_mse")
+                rows.append({"method": job.method, "K": job.K, "n": job.n, "run": job.run, "cluster": cluster,
+                             "iteration": it, "test_mse": test, "scored_by": _rules_scoring(by_iteration, it), **s})
+    return rows
+
+
+def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`eigenpro_solves` as a table: one row per solve, its cell (method, K, n, run), cluster
+    and RFM iteration (none for a global fit or a single solve), epochs, step halvings, final
+    training MSE, whether it reached the target, the cell's test MSE with it and the rules that
+    score that test MSE."""
+    columns = ["method", "K", "n", "run", "cluster", "iteration", "epochs", "step halvings", "training MSE",
+               "reached the target", "test MSE with it", "scored by"]
+    frame = pd.DataFrame([[r["method"], r["K"], r["n"], r["run"], r.get("cluster"), r["iteration"], r["iterations"],
+                           r["step_halvings"], r["train_mse"], bool(r["converged"]), r.get("test_mse"), r["scored_by"]]
+                          for r in rows], columns=columns)
+    return frame.astype({"K": int, "n": int, "run": int, "cluster": "Int64", "iteration": "Int64", "epochs": int,
+                         "step halvings": int, "training MSE": float, "reached the target": bool, "test MSE with it": float})

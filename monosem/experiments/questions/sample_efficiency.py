@@ -27,7 +27,7 @@ from ..sweeps import sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, best_of, combine, compare, per_run
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
-           "eigenpro_solves", "eigenpro_solves_frame", "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
+           "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
            "recorded_long", "recorded_runs_note", "findings_by_size", "rules_frame", "long_numbers", "rate_at_stop",
            "oracle_solves_numbers"]
 
@@ -150,37 +150,6 @@ def stopping_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                            r["stop_step"], r["reason"]] for r in rows], columns=columns)
     return frame.astype({"K": int, "n": int, "width": int, "run": int, "training MSE": float, "training MSE / target": float,
                          "stopped at (updates)": int})
-
-
-def eigenpro_solves(records: dict) -> list[dict[str, Any]]:
-    """One row per EigenPro solve recorded in kernel cells: a global Laplace cell's one solve, a
-    global RFM cell's one per iteration, and an oracle's or gated predictor's per cluster (gate)
-    ``local_solves``: its epochs, step halvings, final training MSE and whether it reached the
-    target. Cells recorded before the solves were kept have none."""
-    rows = []
-    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n)):
-        m = rec["metrics"]
-        # (cluster or None for a global fit, its solves, whether they are RFM iterations)
-        fits: list[tuple[int | None, list, bool]] = [(None, [m["solve"]], False) if "solve" in m else (None, m.get("solves", []), True)]
-        fits += [(k, s if isinstance(s, list) else [s], isinstance(s, list))
-                 for k, s in enumerate(m.get("local_solves", [])) if s is not None]
-        for cluster, solves, iterations in fits:
-            for t, s in enumerate(solves):
-                if s["solver"] == "eigenpro":
-                    rows.append({"method": job.method, "K": job.K, "n": job.n, "cluster": cluster,
-                                 "iteration": t if iterations else None, **s})
-    return rows
-
-
-def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """:func:`eigenpro_solves` as a table: one row per solve, its cell (method, K, n), cluster and
-    RFM iteration (none for a global fit or a single solve), epochs, step halvings, final training
-    MSE and whether it reached the target."""
-    columns = ["method", "K", "n", "cluster", "iteration", "epochs", "step halvings", "training MSE", "reached the target"]
-    frame = pd.DataFrame([[r["method"], r["K"], r["n"], r.get("cluster"), r["iteration"], r["iterations"], r["step_halvings"],
-                           r["train_mse"], bool(r["converged"])] for r in rows], columns=columns)
-    return frame.astype({"K": int, "n": int, "cluster": "Int64", "iteration": "Int64", "epochs": int, "step halvings": int,
-                         "training MSE": float, "reached the target": bool})
 
 
 # --- the page: the live figures' tables and the recorded long run ------------------------------
