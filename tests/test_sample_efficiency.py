@@ -154,3 +154,14 @@ def test_the_seed_cuts_cost_is_run_zeros_time_once_per_left_out_run():
                   if j.run == 0 and (j.K == 1 or j.method in cut_methods))
     assert se.seed_cut_hours(records, L) == pytest.approx((L.sample_efficiency.runs - 1) * seconds / 3600)
     assert se.seed_cut_hours(records, get_profile("paper")) == 0.0
+
+
+def test_updates_help_counts_the_runs_whose_last_iteration_is_below_the_first():
+    from monosem.experiments.questions import learned_gates as lg
+
+    records = {cell("gated-rfm", 2, 20_000, r): {"metrics": {"test_mse_by_iteration": its}}
+               for r, its in enumerate(([1.0, 0.5, 0.4, 0.3], [1.0, 2.0, 2.0, 1.5], [1.0, 0.1, 0.1, 0.1]))}
+    records[cell("gated-rfm", 2, 50_000, 0)] = {"metrics": {"test_mse_by_iteration": [1.0, 0.5, 0.5, 0.9]}}
+    records[cell("gated-rfm", 10, 20_000, 0)] = {"metrics": {"test_mse_by_iteration": [1.0, 2.0, 2.0, 2.0]}}
+    assert lg.updates_help(records, "gated-rfm", 2) == "2 of 3 at n = 20 000; 1 of 1 at n = 50 000"
+    assert lg.updates_help(records, "oracle-rfm", 2) == "no run recorded"

@@ -1,8 +1,8 @@
 """Section 3.3: why the MLP-gated local RFM's metric updates can make it worse.
 
-At K = 2 the recorded gated local RFM is best at iteration 0 (its local Laplace kernels in the
-gate features z_c = G_c^{1/2} x) and worse after every AGOP update, while the per-cluster RFM
-oracle, started from the identity, improves with every update. Two things differ between them:
+At K = 2 the recorded gated local RFM of some runs is best at iteration 0 (its local Laplace
+kernels in the gate features z_c = G_c^{1/2} x) and worse after every AGOP update, while the
+per-cluster RFM oracle, started from the identity, improves with the updates. Two things differ between them:
 the routing (learned gates against the true clusters) and the starting metric (the MLP's G_c
 against the identity). This module separates them on one recorded source network.
 
@@ -125,12 +125,12 @@ def compute_diagnosis(job: Job, cache: ResultCache | None = None) -> dict[str, A
 
 
 def _figure_jobs(P: Profile) -> list[Job]:
-    """The diagnosis at K = 2 (where the metric updates hurt) for every gated RFM cell of Figure 4."""
+    """The diagnosis at K = 2 (where the metric updates can hurt) for every gated RFM cell of Figure 4."""
     return [diagnosis_job(j) for j in sweep("fig4", P, Ks=[2], methods=["gated-rfm"])] if 2 in P.gates.Ks else []
 
 
 register_method(METHOD, compute=compute_diagnosis)
-register_figure(Figure("gated-metric", "Why the gated RFM's metric updates hurt at K = 2 (Section 3.3)", (METHOD,), "gates",
+register_figure(Figure("gated-metric", "When and why the gated RFM's metric updates hurt at K = 2 (Section 3.3)", (METHOD,), "gates",
                        jobs=_figure_jobs))
 
 

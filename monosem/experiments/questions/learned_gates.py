@@ -20,7 +20,7 @@ from ..sweeps import sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run
 
 __all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
-           "FIGURE4_LOCAL", "unreached_solves", "unreached_numbers", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
+           "FIGURE4_LOCAL", "updates_help", "unreached_solves", "unreached_numbers", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
 
 #: the paper's Section 3.3 finding, in one line
 CLAIM = "MLP-gated local RFM beats global RFM at every K"
@@ -73,6 +73,17 @@ def metric_updates(records: Mapping, K: int, n: int) -> pd.DataFrame:
             mean = np.mean(np.asarray(its, dtype=float), axis=0)
             rows[method] = {f"iteration {t}": v for t, v in enumerate(mean)} | {"runs": len(its), "last / first": mean[-1] / mean[0]}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def updates_help(records: Mapping, method: str, K: int) -> str:
+    """In how many recorded runs of ``method`` at ``K`` the metric updates end below iteration 0
+    (test MSE at the last iteration under the first), per training size: "a of b at n = ..."."""
+    runs: dict[int, list[bool]] = {}
+    for job, rec in sorted(records.items(), key=lambda kv: (kv[0].n, kv[0].run)):
+        its = rec["metrics"].get("test_mse_by_iteration")
+        if job.method == method and job.K == K and its:
+            runs.setdefault(job.n, []).append(its[-1] < its[0])
+    return "; ".join(f"{sum(v)} of {len(v)} at n = {_thousands(n)}" for n, v in runs.items()) or "no run recorded"
 
 
 def unreached_solves(records: Mapping) -> pd.DataFrame:
