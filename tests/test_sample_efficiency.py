@@ -38,8 +38,10 @@ def test_eigenpro_solves_are_listed_from_the_cells_that_ran_it():
     assert empty.empty and list(empty.columns) == list(frame.columns)
 
 
-def test_the_unreached_solves_of_figure_4_are_counted_by_the_rule_that_reads_them():
-    from monosem.experiments.questions import learned_gates as lg
+def test_unreached_solves_are_counted_by_the_rule_that_reads_them():
+    import pandas as pd
+
+    from monosem.experiments import results
 
     ep = {"solver": "eigenpro", "iterations": 200, "train_mse": 0.1, "converged": False, "step_halvings": 11}
     ok = dict(ep, converged=True, train_mse=3e-4, step_halvings=1)
@@ -47,15 +49,16 @@ def test_the_unreached_solves_of_figure_4_are_counted_by_the_rule_that_reads_the
         cell("gated-rfm", 2, 50_000, 3): {"metrics": {"local_solves": [[ok, ok, ep, ok]], "test_mse_by_iteration": [1e-3, 6e-4, 0.17, 6e-4]}},
         cell("oracle-rfm", 2, 50_000, 1): {"metrics": {"local_solves": [[ok, ok, ok, dict(ep, step_halvings=5)]],
                                                         "test_mse_by_iteration": [5e-3, 5e-4, 5e-4, 6e-4]}},
-        cell("laplace", 2, 50_000, 1): {"metrics": {"solve": ep, "test_mse": 0.1}},  # not an RFM variant
+        cell("laplace", 2, 50_000, 1): {"metrics": {"solve": ep, "test_mse": 0.1}},  # one fit: both rules read it
     }
-    frame = lg.unreached_solves(records)
-    assert frame[["method", "run", "iteration", "scored by"]].values.tolist() == [["gated-rfm", 3, 2, "neither"], ["oracle-rfm", 1, 3, "last"]]
-    numbers = lg.unreached_numbers(records)
-    assert (numbers["ep_missed"], numbers["ep_solves"], numbers["ep_missed_best"], numbers["ep_missed_last"]) == ("2", "8", "0", "1")
+    frame = results.unreached_solves(records)
+    assert frame[["method", "run", "iteration", "scored by"]].values.tolist() == [
+        ["gated-rfm", 3, 2, "neither"], ["laplace", 1, pd.NA, "best, last"], ["oracle-rfm", 1, 3, "last"]]
+    numbers = results.unreached_numbers(records)
+    assert (numbers["ep_missed"], numbers["ep_solves"], numbers["ep_missed_best"], numbers["ep_missed_last"]) == ("3", "9", "1", "2")
     assert numbers["ep_missed_ns"] == "50 000" and numbers["ep_halvings"] == "5–11"
     assert numbers["ep_worst"].startswith("0.17 (gated-rfm, K = 2, n = 50 000, run 3, iteration 2; 0.001, 0.0006, 0.0006")
-    assert lg.unreached_numbers({})["ep_worst"] == "none"
+    assert results.unreached_numbers({})["ep_worst"] == "none"
 
 
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():

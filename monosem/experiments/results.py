@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 
 from .cache import Job
-from .verdicts import scored
+from .verdicts import RFM_RULES, scored
 
-__all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "verdict", "with_spread"]
+__all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
+           "unreached_numbers", "unreached_solves", "verdict", "with_spread"]
 
 
 @dataclass(frozen=True)
@@ -143,3 +144,39 @@ def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                           for r in rows], columns=columns)
     return frame.astype({"K": int, "n": int, "run": int, "cluster": "Int64", "iteration": "Int64", "epochs": int,
                          "step halvings": int, "training MSE": float, "reached the target": bool, "test MSE with it": float})
+
+
+def thousands(n: int) -> str:
+    """``n`` with a thin space between thousands, as the pages write sizes (50 000)."""
+    return f"{n:,}".replace(",", " ")
+
+
+def unreached_solves(records: dict[Job, dict]) -> pd.DataFrame:
+    """The EigenPro solves of the cells in ``records`` that stopped at the epoch limit short of
+    the training target (:func:`eigenpro_solves_frame` rows), with the cell's test MSE with that
+    fit and the rules that score it."""
+    frame = eigenpro_solves_frame(eigenpro_solves(records))
+    return frame[~frame["reached the target"]].drop(columns="reached the target").reset_index(drop=True)
+
+
+def unreached_numbers(records: dict[Job, dict]) -> dict[str, str]:
+    """The numbers a page quotes of :func:`unreached_solves`: how many EigenPro solves missed the
+    target, of how many, at which training sizes, how many of those fits each scoring rule reads,
+    the range of their step halvings, and the RFM iteration whose test MSE stands furthest above
+    the best of its cell's other iterations."""
+    solves = eigenpro_solves_frame(eigenpro_solves(records))
+    missed = solves[~solves["reached the target"]]
+    by_rule = {rule: int(missed["scored by"].str.contains(rule).sum()) for rule in RFM_RULES}
+    by_cell = {(j.method, j.K, j.n, j.run): r for j, r in records.items()}
+    worst, top = "none", 0.0
+    for _, w in missed[missed["iteration"].notna()].iterrows():
+        its = by_cell[(w["method"], w["K"], w["n"], w["run"])]["metrics"].get("test_mse_by_iteration") or []
+        others = [v for t, v in enumerate(its) if t != w["iteration"]]
+        if others and w["test MSE with it"] / min(others) > top:
+            top = w["test MSE with it"] / min(others)
+            worst = (f"{w['test MSE with it']:.2g} ({w['method']}, K = {w['K']}, n = {thousands(w['n'])}, run {w['run']}, "
+                     f"iteration {w['iteration']}; " + ", ".join(f"{v:.2g}" for v in others) + " at its other iterations)")
+    return {"ep_missed": str(len(missed)), "ep_solves": str(len(solves)), "ep_worst": worst,
+            "ep_missed_ns": ", ".join(thousands(n) for n in sorted(set(missed["n"]))) or "none",
+            "ep_missed_best": str(by_rule["best"]), "ep_missed_last": str(by_rule["last"]),
+            "ep_halvings": f"{missed['step halvings'].min()}–{missed['step halvings'].max()}" if len(missed) else "none"}

@@ -15,12 +15,12 @@ import pandas as pd
 
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
-from ..results import curve_table, eigenpro_solves, eigenpro_solves_frame, with_spread
+from ..results import curve_table, thousands, with_spread
 from ..sweeps import sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run
 
 __all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
-           "FIGURE4_LOCAL", "updates_help", "unreached_solves", "unreached_numbers", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
+           "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
 
 #: the paper's Section 3.3 finding, in one line
 CLAIM = "MLP-gated local RFM beats global RFM at every K"
@@ -83,41 +83,7 @@ def updates_help(records: Mapping, method: str, K: int) -> str:
         its = rec["metrics"].get("test_mse_by_iteration")
         if job.method == method and job.K == K and its:
             runs.setdefault(job.n, []).append(its[-1] < its[0])
-    return "; ".join(f"{sum(v)} of {len(v)} at n = {_thousands(n)}" for n, v in runs.items()) or "no run recorded"
-
-
-def unreached_solves(records: Mapping) -> pd.DataFrame:
-    """The EigenPro solves of the RFM variants' cells in ``records`` that stopped at the epoch
-    limit short of the training target (:func:`~..results.eigenpro_solves_frame` rows), with the
-    cell's test MSE at that iteration and the rules that score it."""
-    frame = eigenpro_solves_frame(eigenpro_solves({j: r for j, r in records.items() if j.method in ("rfm", "oracle-rfm", "gated-rfm")}))
-    return frame[~frame["reached the target"]].drop(columns="reached the target").reset_index(drop=True)
-
-
-def _thousands(n: int) -> str:
-    return f"{n:,}".replace(",", " ")
-
-
-def unreached_numbers(records: Mapping) -> dict[str, str]:
-    """The numbers the page quotes of :func:`unreached_solves`: how many of the RFM variants'
-    EigenPro solves missed the target, of how many, at which training sizes, how many of those
-    fits each scoring rule reads, the range of their step halvings, and the one whose iteration's
-    test MSE stands furthest above the cell's best other iteration."""
-    solves = eigenpro_solves_frame(eigenpro_solves({j: r for j, r in records.items() if j.method in ("rfm", "oracle-rfm", "gated-rfm")}))
-    missed = solves[~solves["reached the target"]]
-    by_rule = {rule: int(missed["scored by"].str.contains(rule).sum()) for rule in RFM_RULES}
-    worst, top = "none", 0.0
-    for _, w in missed.iterrows():
-        rec = next(r for j, r in records.items() if (j.method, j.K, j.n, j.run) == (w["method"], w["K"], w["n"], w["run"]))
-        others = {t: v for t, v in enumerate(rec["metrics"]["test_mse_by_iteration"]) if t != w["iteration"]}
-        if w["test MSE with it"] / min(others.values()) > top:
-            top = w["test MSE with it"] / min(others.values())
-            worst = (f"{w['test MSE with it']:.2g} ({w['method']}, K = {w['K']}, n = {_thousands(w['n'])}, run {w['run']}, "
-                     f"iteration {w['iteration']}; " + ", ".join(f"{v:.2g}" for v in others.values()) + " at its other iterations)")
-    return {"ep_missed": str(len(missed)), "ep_solves": str(len(solves)), "ep_worst": worst,
-            "ep_missed_ns": ", ".join(_thousands(n) for n in sorted(set(missed["n"]))) or "none",
-            "ep_missed_best": str(by_rule["best"]), "ep_missed_last": str(by_rule["last"]),
-            "ep_halvings": f"{missed['step halvings'].min()}–{missed['step halvings'].max()}" if len(missed) else "none"}
+    return "; ".join(f"{sum(v)} of {len(v)} at n = {thousands(n)}" for n, v in runs.items()) or "no run recorded"
 
 
 # --- the page: Figure 4's tables and the recorded long run -------------------------------------
