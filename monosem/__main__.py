@@ -387,6 +387,22 @@ def _status(args: argparse.Namespace) -> int:
         c = sum(j in done_set for j in mine)
         r = sum(j in recorded for j in mine)
         print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
+    if missing:
+        from .experiments.estimate import remaining_seconds
+
+        measured = dict(recorded)
+        for job in done:
+            if job not in measured:
+                try:
+                    measured[job] = cache.load(job)
+                except FileNotFoundError:  # damaged since the scan: moved aside, counted as missing next time
+                    pass
+        seconds, unknown = remaining_seconds(missing, measured)
+        if unknown == len(missing):
+            print("missing cells: no estimate of their time (no other run of the same cells is measured)")
+        else:
+            unmeasured = f"; {unknown} of them with no measured run, left out" if unknown else ""
+            print(f"missing cells: about {seconds / 3600:.1f} core-hours at one thread, from the same cells' other runs{unmeasured}")
     if args.missing:
         for job in missing:
             print(f"  missing: {job.label()}" + (f" width {width_of(job)}" if width_of(job) else ""))

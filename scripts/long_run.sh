@@ -6,7 +6,7 @@
 #   nohup nice -n 10 bash scripts/long_run.sh regime  [N ...] > results/long_regime.log 2>&1 &
 #   nohup nice -n 10 bash scripts/long_run.sh figures [N ...] > results/long_figures.log 2>&1 &
 #   RUNS="1 2" nohup nice -n 10 bash scripts/long_run.sh seeds [N ...] > results/long_seeds.log 2>&1 &
-#   python -m monosem status fig2 --profile long          # how much is done (regime, fig4, fig6 alike)
+#   python -m monosem status fig2 --profile long          # how much is done and left (regime, fig4, fig6 alike)
 #   python -m monosem record fig2 --profile long          # copy finished cells to monosem/recorded/
 #   (done after every (K, n) by this script)
 #

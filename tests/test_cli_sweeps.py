@@ -19,6 +19,7 @@ def test_cli_status_run_and_errors(tmp_path, capsys):
     assert main(["status", "fig2", *args, "--missing"]) == 0
     out = capsys.readouterr().out
     assert "2 of 4 cells cached, 2 missing" in out and "missing: bayes K=1 n=500 run=0" in out
+    assert "missing cells: no estimate of their time" in out  # no other run of those cells measured
     with pytest.raises(SystemExit):
         main(["status", "fig2", "--profile", "smoke", "--K", "3"])
     assert "not in the fig2 grid" in capsys.readouterr().err

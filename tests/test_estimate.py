@@ -21,3 +21,17 @@ def test_paper_cost_estimate_scales_by_the_cost_model():
     ratio = (pse.width * pse.batch * pse.max_steps) / (se.width * se.batch * se.max_steps)
     assert est["mlp-relu"] == pytest.approx(4 * 4 * 5 * ratio)
     assert "bayes" not in est
+
+
+def test_remaining_seconds_charges_a_missing_cell_its_other_runs_mean():
+    from monosem.experiments.estimate import remaining_seconds
+
+    jobs = sweep("fig2", "long", Ks=[2], ns=[20_000], methods=["laplace", "mlp-relu"])
+    by = {(j.method, j.run): j for j in jobs}
+    measured = {by[("laplace", 0)]: {"timing": {"seconds": 100.0}}, by[("laplace", 1)]: {"timing": {"seconds": 300.0}},
+                by[("mlp-relu", 0)]: {"metrics": {}}}  # a record without its timing measures nothing
+    missing = [by[("laplace", 2)], by[("laplace", 3)], by[("mlp-relu", 1)]]
+    assert remaining_seconds(missing, measured) == (400.0, 1)
+    # another K, size or method is another cell
+    other = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["laplace"], runs=[2])
+    assert remaining_seconds(other, measured) == (0.0, 1)

@@ -43,9 +43,11 @@ run exists.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Iterable, Mapping
 
 import pandas as pd
 
@@ -55,6 +57,7 @@ from .cache import Job
 from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [
+    "remaining_seconds",
     "paper_cost_estimate",
     "paper_cost_frame",
     "DeviceModel",
@@ -70,6 +73,32 @@ __all__ = [
     "estimate_frame",
     "estimate_basis",
 ]
+
+
+def _other_runs_key(job: Job) -> tuple:
+    """What a cell shares with the same cell at another run: its method, settings and data but the run."""
+    return job.method, job.spec, dataclasses.replace(job.data, run=0)
+
+
+def remaining_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> tuple[float, int]:
+    """How long the cells ``missing`` would take, one thread each, from the cells ``measured``
+    (``{job: record}``, cached or recorded): each missing cell at the mean recorded wall time of the
+    same cell at the other runs measured (for the long profile's five runs, a good guide: the
+    settings and sizes are the same, only the seeds differ). Returns the seconds and the number of
+    missing cells that no run measured (left out of the seconds)."""
+    times: dict[tuple, list[float]] = defaultdict(list)
+    for job, rec in measured.items():
+        seconds = rec.get("timing", {}).get("seconds")
+        if seconds is not None:
+            times[_other_runs_key(job)].append(float(seconds))
+    total, unknown = 0.0, 0
+    for job in missing:
+        same = times.get(_other_runs_key(job))
+        if same:
+            total += sum(same) / len(same)
+        else:
+            unknown += 1
+    return total, unknown
 
 
 def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Profile) -> dict[str, float]:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ...profiles import Profile
 from ...train import cosine_lr
+from ..estimate import remaining_seconds
 from ..recorded import load_recorded_cells
 from ..results import curve_table, with_spread
 from ..sweeps import sweep
@@ -198,16 +199,13 @@ def recorded_runs_note(records: Mapping, profile: Profile) -> str:
 
 def seed_cut_hours(records: Mapping, profile: Profile) -> float:
     """Core-hours the runs that the profile's seed cut leaves out (``K_max_runs``,
-    ``method_max_runs``) would take, estimated as each cut cell's recorded run-0 wall time once per
-    missing run. Zero without a cut."""
+    ``method_max_runs``) would take, from the recorded runs of the same cells
+    (:func:`~..estimate.remaining_seconds`). Zero without a cut."""
     se = profile.sample_efficiency
     full = dataclasses.replace(profile, sample_efficiency=dataclasses.replace(se, K_max_runs=(), method_max_runs=()))
-    declared = {(j.method, j.K, j.n, j.run) for j in sweep("fig2", profile) + sweep("fig6", profile)}
-    cut = Counter((j.method, j.K, j.n) for j in set(sweep("fig2", full) + sweep("fig6", full))
-                  if (j.method, j.K, j.n, j.run) not in declared)
-    per_cell = {(j.method, j.K, j.n): float(r.get("timing", {}).get("seconds", 0.0))
-                for j, r in records.items() if j.run == 0}
-    return sum(per_cell.get(c, 0.0) * missing for c, missing in cut.items()) / 3600
+    declared = set(sweep("fig2", profile) + sweep("fig6", profile))
+    cut = [j for j in dict.fromkeys(sweep("fig2", full) + sweep("fig6", full)) if j not in declared]
+    return remaining_seconds(cut, records)[0] / 3600
 
 
 def findings_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], Findings]:
