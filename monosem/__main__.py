@@ -223,8 +223,10 @@ def profiles_table():
     and update cap, runs) and Figure 4 (Section 3.3)."""
     import pandas as pd
 
-    def num(v: int) -> str:  # the book's style: 20 000
-        return f"{v:,}".replace(",", " ") if v >= 10_000 else str(v)
+    from .experiments.results import thousands
+
+    def num(v: int) -> str:  # the book's style: 20 000, and 4096 below ten thousand
+        return thousands(v) if v >= 10_000 else str(v)
 
     def grid(values) -> str:
         return ", ".join(num(v) for v in values)

@@ -54,6 +54,7 @@ import pandas as pd
 from ..data import DRIFT_ANGLES
 from ..profiles import Profile, get_profile
 from .cache import Job
+from .results import thousands
 from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [
@@ -339,8 +340,8 @@ def estimate_basis(profile: str | Profile, device: str | DeviceModel = "t4") -> 
     dev = DEVICES[device] if isinstance(device, str) else device
     ns = sorted(CPU_RFM_SECONDS)
     recorded = " / ".join(f"{CPU_RFM_SECONDS[n]:.0f}" for n in ns)
-    sizes = " / ".join(f"{n:,}".replace(",", " ") for n in ns)
-    cap = f"{P.sample_efficiency.max_steps:,}".replace(",", " ")
+    sizes = " / ".join(thousands(n) for n in ns)
+    cap = thousands(P.sample_efficiency.max_steps)
     lines = [
         f"What these minutes rest on (profile {P.name!r}, {dev.name}):",
         f"- the device: {dev.bandwidth / 1e9:.0f} GB/s effective bandwidth, {dev.flops / 1e12:.2f} TFLOP/s effective float32, "

@@ -147,7 +147,7 @@ def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def thousands(n: int) -> str:
-    """``n`` with a thin space between thousands, as the pages write sizes (50 000)."""
+    """``n`` with a space between thousands, as the pages write sizes (50 000)."""
     return f"{n:,}".replace(",", " ")
 
 

@@ -30,6 +30,7 @@ from ... import plots
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
+from ..results import thousands
 from ..runner import progress_kwargs
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
@@ -206,7 +207,7 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
     for name, K in (("lo", lo), ("mid", mid), ("hi", hi)):
         out[f"gain_K_{name}"], out[f"gain_{name}"] = K, f"{gain[K]:.2g}"
     flat = normalized_spectrum(first[hi].model.population_agop())[: min(hi, 10)]
-    return out | {"n_train": f"{n_train:,}".replace(",", " "),
+    return out | {"n_train": thousands(n_train),
                   "rank_K2": f"{effective_rank(first[2].rfm.metric_):.1f}" if 2 in first else "not computed at this profile",
                   "flat_factor": f"{1 / flat[-1]:.1f}", "runs": len({f.run for f in fits})}
 
@@ -224,7 +225,7 @@ def recorded_gains(profile: str = "long") -> tuple[dict[int, Comparison], dict[s
         by_n.setdefault(job.n, {})[job.K, job.run] = its[0] / min(its)
     at50 = {n: sum(v) / len(v) for (K, n), v in gains.items() if K == 50}
     numbers = {"long_gain_50": " and ".join(f"{g:.2g}×" for _, g in sorted(at50.items())) or "not recorded",
-               "long_ns": " and ".join(f"{n:,}".replace(",", " ") for n in sorted(at50)) or "-"}
+               "long_ns": " and ".join(thousands(n) for n in sorted(at50)) or "-"}
     return {n: gain_claim(g, n=n) for n, g in sorted(by_n.items())}, numbers
 
 
