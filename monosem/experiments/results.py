@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .cache import Job
-from .verdicts import RFM_RULES, scored
+from .verdicts import RFM_RULES, scored, scored_iteration
 
 __all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
            "unreached_numbers", "unreached_solves", "verdict", "with_spread"]
@@ -102,8 +102,7 @@ def _rules_scoring(by_iteration: list | None, t: int | None) -> str:
     (``None``: a cell's only fit, scored by both)."""
     if t is None or not by_iteration:
         return "best, last"
-    rules = [r for r, hit in (("best", t == int(np.argmin(by_iteration))), ("last", t == len(by_iteration) - 1)) if hit]
-    return ", ".join(rules) or "neither"
+    return ", ".join(r for r in RFM_RULES if scored_iteration(by_iteration, r) == t) or "neither"
 
 
 def eigenpro_solves(records: dict[Job, dict]) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine",
+__all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine",
            "verdict_table", "best_of", "Claim"]
 
 #: how an RFM variant is scored: the best test MSE of iterations 0-3 (the paper's rule for global
@@ -39,6 +39,11 @@ PAIRED_SHARE = 0.8
 STATUSES = ("reproduces", "not settled", "does not reproduce", "not computed")
 
 
+def scored_iteration(by_iteration: list[float], rule: str) -> int:
+    """The RFM iteration whose test MSE ``rule`` reads (:data:`RFM_RULES`): the best one, or the last."""
+    return int(np.argmin(by_iteration)) if rule == "best" else len(by_iteration) - 1
+
+
 def scored(record: Mapping[str, Any], rule: str = "best", metric: str = "test_mse") -> float | None:
     """The cell's ``metric``; for test MSE of a cell that kept every RFM iteration, the one that
     ``rule`` picks (:data:`RFM_RULES`), whatever the RFM variant."""
@@ -47,7 +52,7 @@ def scored(record: Mapping[str, Any], rule: str = "best", metric: str = "test_ms
     m = record["metrics"]
     by_iteration = m.get("test_mse_by_iteration") if metric == "test_mse" else None
     if by_iteration:
-        return float(min(by_iteration) if rule == "best" else by_iteration[-1])
+        return float(by_iteration[scored_iteration(by_iteration, rule)])
     value = m.get(metric)
     return None if value is None else float(value)
 
