@@ -104,3 +104,13 @@ def test_check_choice_and_check_interval():
             check_interval(bad, "r", 0, 1, closed="right")
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\)"):
         check_interval(1, "r", 0, 1, closed="left")
+
+
+@pytest.mark.parametrize("progress, env, shown", [(True, "", True), (True, "1", False), (True, "true", False), (False, "", False)])
+def test_a_progress_bar_is_shown_unless_the_caller_or_the_environment_silences_it(monkeypatch, progress, env, shown):
+    from monosem.progress import progress_bar
+
+    monkeypatch.setenv("TQDM_DISABLE", env)
+    bar = progress_bar(range(3), progress=progress, desc="x")
+    assert bar.disable is not shown  # read before iterating: closing a bar disables it
+    assert list(bar) == [0, 1, 2]

@@ -14,13 +14,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from tqdm import tqdm
-
 from ..checks import check_int
-
+from ..progress import progress_bar
 from .cache import Job, ResultCache
 
-__all__ = ["EXECUTORS", "run_jobs", "compute_and_store", "progress_kwargs"]
+__all__ = ["EXECUTORS", "run_jobs", "compute_and_store"]
 
 EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
 
@@ -39,12 +37,6 @@ class _OneAtATime:
 
     def __call__(self, jobs: list[Job], cache: ResultCache) -> list[dict[str, Any]]:
         return [self.compute(job, cache=cache) for job in jobs]
-
-
-def progress_kwargs(progress: bool) -> dict[str, bool]:
-    """tqdm's arguments for a bar shown when ``progress`` is true: none then, so that tqdm's own
-    ``TQDM_DISABLE`` still decides (an explicit ``disable=False`` would override it)."""
-    return {} if progress else {"disable": True}
 
 
 def compute_and_store(jobs: list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:
@@ -96,9 +88,7 @@ def run_jobs(
     unique = list(dict.fromkeys(jobs))
     done, missing = cache.status(unique)
     records = {job: cache.load(job) for job in done}
-    # an explicit `disable` overrides tqdm's own TQDM_DISABLE handling, so honour it here too
-    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
-    bar = tqdm(total=len(unique), initial=len(done), desc=desc, unit="job", disable=quiet)
+    bar = progress_bar(progress=progress, total=len(unique), initial=len(done), desc=desc, unit="job")
     if plan is None:
         units, compute = [[job] for job in missing], _OneAtATime(compute)
     else:

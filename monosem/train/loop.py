@@ -49,13 +49,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
-from tqdm import tqdm
 
 from ..atomic import atomic_torch_save, quarantine
 from ..data import LABEL_NOISE_VARIANCE
 from ..checks import check_choice, check_int, check_interval, check_positive
 from ..device import torch_generator
 from ..models import ACTIVATIONS, GATED, MLP, MLPStack, MoE, MoEStack
+from ..progress import progress_bar
 from .adam import AdamState, StackAdam
 from .step import STEP_REVISION, STEP_REVISIONS, StepWorkspace, autograd_loss_and_grads, loss_and_grads
 
@@ -657,10 +657,8 @@ def _rate_factors(stack) -> list[float] | None:
 
 
 def _progress_bar(stack, config: TrainConfig, resumed_from: int, progress: bool, desc: str | None):
-    # ``disable`` is passed only to switch the bar off, so that TQDM_DISABLE=1 still silences it
-    bar_kwargs = {} if progress else {"disable": True}
     name = desc or (f"moe{stack.n_experts} " if isinstance(stack, MoEStack) else "") + f"{stack.activation} x{stack.n_models}"
-    return tqdm(total=config.max_steps, initial=resumed_from, desc=name, leave=False, **bar_kwargs)
+    return progress_bar(progress=progress, total=config.max_steps, initial=resumed_from, desc=name, leave=False)
 
 
 class _Checkpoint:

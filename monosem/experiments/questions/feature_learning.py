@@ -24,14 +24,13 @@ from typing import Any, Callable, Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
+from ...progress import progress_bar
 from ... import plots
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
 from ..results import thousands
-from ..runner import progress_kwargs
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
 
@@ -84,7 +83,7 @@ def fit_global_rfm(sizes, *, progress: bool = True) -> list[Fit]:
     ``run``'s mixed-link model at every K of ``sizes`` (a profile's ``feature_learning``): one
     :class:`Fit` per (K, run), the test MSE recorded at every RFM iteration."""
     fits = []
-    for K in tqdm(sizes.Ks, desc="K", **progress_kwargs(progress)):
+    for K in progress_bar(sizes.Ks, desc="K", progress=progress):
         for run in range(sizes.runs):
             model = mixed_link_model(K, run)
             X, y, c = model.pool(sizes.n_train, run)
