@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from monosem.data import mixed_link_model
 from monosem.experiments.questions import gated_metric as gm
 from monosem.experiments.questions import learned_gates as lg
 from monosem.profiles import get_profile
@@ -43,3 +44,36 @@ def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
                                                if c.startswith(("iteration 0", "iteration 3")) or c == "misrouted test points"]
     empty = gm.diagnosis_numbers(mse.iloc[:0], metric.iloc[:0], {}, K=2, n=20_000)
     assert set(empty) == set(numbers) and all(v == "not recorded" for v in empty.values())
+
+
+def test_the_close_call_frame_reads_every_run_and_names_the_closest(long_records):
+    frame = lg.close_call_frame(long_records, 2, [20_000])
+    runs = frame.loc[20_000]
+    assert list(runs.index) == sorted(runs.index) and len(runs) >= 5
+    assert runs["gated / global"].tolist() == pytest.approx((runs["gated RFM"] / runs["global RFM"]).tolist())
+    assert runs.loc[0, "links"] == ", ".join(mixed_link_model(2, 0).link_names)
+    numbers = lg.close_call_numbers(frame)
+    closest = int(runs["gated / global"].idxmax())
+    assert numbers["cc_run_20k"] == str(closest) and numbers["cc_rfm_20k"] == f"{runs.loc[closest, 'global RFM']:.2g}"
+    assert numbers["cc_ahead_20k"] == f"{int((runs['gated / global'] < 1).sum())} of {len(runs)}"
+
+
+def test_the_links_numbers_say_what_the_frame_shows():
+    import pandas as pd
+
+    def frame(rfm):  # runs 0-2 of K = 2: (sin, tanh), (tanh, he2), (he2, he2)
+        links = ["sin", "tanh", "tanh", "he2", "he2", "he2"]
+        index = pd.MultiIndex.from_product([range(3), range(2)], names=["run", "cluster"])
+        return pd.DataFrame({"link": links, "global Laplace": 1.0, "global RFM": rfm}, index=index)
+
+    numbers = lg.links_numbers(frame([0.001, 0.002, 0.004, 0.02, 0.03, 0.03]))
+    assert (numbers["lk_ratio"], numbers["lk_one_runs"], numbers["lk_without"], numbers["lk_beside"]) == ("5", "1", "0.001–0.002", "0.004")
+    assert numbers["lk_verdict"].startswith("so at this size the he2 cluster carries")
+    assert "does not account" in lg.links_numbers(frame([0.001, 0.005, 0.004, 0.002, 0.03, 0.03]))["lk_verdict"]
+
+
+def test_the_links_frame_scores_each_cluster_on_its_own_test_points():
+    frame = lg.links_frame(2, 300, 128, [0, 1], progress=False)
+    assert list(frame.index) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert frame.loc[1, "link"].tolist() == list(mixed_link_model(2, 1).link_names)
+    assert (frame[["global Laplace", "global RFM"]] > 0).all().all()

@@ -13,14 +13,18 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ...data import mixed_link_model
+from ...kernels import RFMRegressor
+from ...progress import progress_bar
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
 from ..results import curve_table, thousands, with_spread
 from ..sweeps import sweep
-from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run
+from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run, scored_iteration
 
 __all__ = ["CLAIM", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
-           "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers"]
+           "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers",
+           "close_call_frame", "close_call_numbers", "links_frame", "links_numbers"]
 
 #: the paper's Section 3.3 finding, in one line
 CLAIM = "MLP-gated local RFM beats global RFM at every K"
@@ -118,6 +122,91 @@ def tables_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> di
 def rules_frame(tables: Mapping[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:
     """The gated over global RFM ratio (ratio of means) per K, one column per (n, rule)."""
     return pd.DataFrame({f"n = {n}, {rule}": t["gated / global"] for (n, rule), t in tables.items()})
+
+
+def close_call_frame(records: Mapping, K: int, ns: Iterable[int], rule: str = "best") -> pd.DataFrame:
+    """The close call run by run: per (n, run) at ``K``, the run's links (eq. 5, drawn with the
+    run's seed), the test MSE of the gated local RFM, global RFM and global Laplace (every RFM
+    variant scored by ``rule``) and the gated over global ratio."""
+    rows = []
+    for n in sorted(ns):
+        gated, glob, lap = (per_run(records, m, K, n, rule) for m in ("gated-rfm", "rfm", "laplace"))
+        rows += [{"n": n, "run": r, "links": ", ".join(mixed_link_model(K, r).link_names), "gated RFM": gated[r],
+                  "global RFM": glob[r], "global Laplace": lap.get(r, np.nan), "gated / global": gated[r] / glob[r]}
+                 for r in sorted(gated.keys() & glob.keys())]
+    columns = ["n", "run", "links", "gated RFM", "global RFM", "global Laplace", "gated / global"]
+    return pd.DataFrame(rows, columns=columns).set_index(["n", "run"])
+
+
+def close_call_numbers(frame: pd.DataFrame) -> dict[str, str]:
+    """The numbers the page quotes of :func:`close_call_frame`, per training size
+    (``<n/1000>k``): in how many runs the gated RFM is ahead, the range of the per-run ratios, the
+    run closest to 1, its links, a clause naming the links every other run has and it lacks (``cc_lacks``),
+    and that run's global RFM, global Laplace and gated RFM against the range of the other runs."""
+    def spread(values: pd.Series) -> str:
+        return f"{values.min():.2g}–{values.max():.2g}" if len(values) > 1 else f"{values.iloc[0]:.2g}" if len(values) else "none"
+
+    out: dict[str, str] = {}
+    for n, f in frame.groupby(level="n"):
+        f, k = f.droplevel("n"), n // 1000
+        closest = f["gated / global"].idxmax()
+        others = f.drop(index=closest)
+        out[f"cc_ahead_{k}k"] = f"{int((f['gated / global'] < 1).sum())} of {len(f)}"
+        out[f"cc_span_{k}k"] = spread(f["gated / global"])
+        out[f"cc_run_{k}k"] = str(closest)
+        out[f"cc_links_{k}k"] = f.loc[closest, "links"]
+        lacked = set.intersection(*(set(v.split(", ")) for v in others["links"])) - set(f.loc[closest, "links"].split(", ")) \
+            if len(others) else set()
+        out[f"cc_lacks_{k}k"] = (f"it is the one run without {', '.join(sorted(lacked))}" if lacked
+                                 else "every one of its links appears in another run too")
+        for column, key in (("global RFM", "rfm"), ("global Laplace", "lap"), ("gated RFM", "gated")):
+            out[f"cc_{key}_{k}k"] = f"{f.loc[closest, column]:.2g}"
+            out[f"cc_{key}_others_{k}k"] = spread(others[column])
+    return out
+
+
+def links_frame(K: int, n: int, n_test: int, runs: Iterable[int], rule: str = "best", progress: bool = True) -> pd.DataFrame:
+    """Where global RFM's test error sits, cluster by cluster: per run and cluster at ``(K, n)``,
+    the cluster's link (eq. 5, drawn with the run's seed) and the test MSE on that cluster's test
+    points of global Laplace (RFM's iteration 0) and of global RFM (the iteration ``rule`` picks
+    on the whole test set). Exact solves: ``n`` is meant to stay below EigenPro's threshold, so the
+    table is cheap enough for a page."""
+    rows = []
+    for run in progress_bar(list(runs), progress=progress, desc="links"):
+        model = mixed_link_model(K, run)
+        X, y, _ = model.pool(n, run=run, device="cpu")
+        Xt, yt, ct = model.test_set(n_test, run=run, device="cpu")
+        est = RFMRegressor(iterations=3, bandwidth="median", device="cpu").fit(X, y)
+        sq = [(np.asarray(est.predict(Xt, iteration=t), dtype=np.float64).reshape(-1) - yt.double().numpy()) ** 2 for t in range(4)]
+        best = scored_iteration([float(e.mean()) for e in sq], rule)
+        c = ct.numpy()
+        rows += [{"run": run, "cluster": k, "link": model.link_names[k], "global Laplace": float(sq[0][c == k].mean()),
+                  "global RFM": float(sq[best][c == k].mean())} for k in range(K)]
+    return pd.DataFrame(rows, columns=["run", "cluster", "link", "global Laplace", "global RFM"]).set_index(["run", "cluster"])
+
+
+def links_numbers(frame: pd.DataFrame, link: str = "he2") -> dict[str, str]:
+    """The numbers the page quotes of :func:`links_frame`: in the runs with exactly one cluster on
+    ``link``, the range of that cluster's global RFM test MSE over the other cluster's
+    (``lk_ratio``); global RFM's test MSE on the clusters of the runs without ``link``
+    (``lk_without``) and on the other-link clusters of the runs with it (``lk_beside``), and
+    whether these say that ``link`` carries global RFM's error (``lk_verdict``)."""
+    def spread(values) -> str:
+        values = list(values)
+        return f"{min(values):.2g}–{max(values):.2g}" if len(values) > 1 else f"{values[0]:.2g}" if values else "none"
+
+    has = frame.groupby(level="run")["link"].apply(lambda v: int((v == link).sum()))
+    one = [r for r, count in has.items() if count == 1]
+    ratios = [frame.loc[r].set_index("link")["global RFM"].pipe(lambda v: v[link] / v.drop(link).iloc[0]) for r in one]
+    without = frame.loc[[r for r, count in has.items() if count == 0]]
+    beside = frame.loc[[r for r, count in has.items() if count > 0]]
+    holds = bool(ratios) and min(ratios) > 1 and len(without) and len(beside) \
+        and beside.loc[beside["link"] != link, "global RFM"].min() > without["global RFM"].max()
+    verdict = (f"so at this size the {link} cluster carries most of global RFM's error, and raises it on the cluster beside it"
+               if holds else f"so at this size the {link} link does not account for global RFM's spread over runs")
+    return {"lk_verdict": verdict, "lk_ratio": spread(ratios), "lk_one_runs": ", ".join(map(str, one)) or "none",
+            "lk_without": spread(without["global RFM"]), "lk_without_runs": ", ".join(map(str, sorted(set(without.index.get_level_values("run"))))) or "none",
+            "lk_beside": spread(beside.loc[beside["link"] != link, "global RFM"])}
 
 
 def long_numbers(tables: Mapping[tuple[int, str], pd.DataFrame], big_Ks: tuple[int, ...] = (10, 50)) -> dict[str, Any]:
