@@ -51,14 +51,16 @@ def test_unreached_solves_are_counted_by_the_rule_that_reads_them():
                                                         "test_mse_by_iteration": [5e-3, 5e-4, 5e-4, 6e-4]}},
         cell("laplace", 2, 50_000, 1): {"metrics": {"solve": ep, "test_mse": 0.1}},  # one fit: both rules read it
     }
-    frame = results.unreached_solves(records)
+    solves = results.eigenpro_solves_frame(results.eigenpro_solves(records))
+    frame = results.unreached_solves(solves)
     assert frame[["method", "run", "iteration", "scored by"]].values.tolist() == [
         ["gated-rfm", 3, 2, "neither"], ["laplace", 1, pd.NA, "best, last"], ["oracle-rfm", 1, 3, "last"]]
-    numbers = results.unreached_numbers(records)
+    assert frame["best other iteration"].tolist()[::2] == [6e-4, 5e-4] and pd.isna(frame["best other iteration"][1])
+    numbers = results.unreached_numbers(solves)
     assert (numbers["ep_missed"], numbers["ep_solves"], numbers["ep_missed_best"], numbers["ep_missed_last"]) == ("3", "9", "1", "2")
     assert numbers["ep_missed_ns"] == "50 000" and numbers["ep_halvings"] == "5–11"
-    assert numbers["ep_worst"].startswith("0.17 (gated-rfm, K = 2, n = 50 000, run 3, iteration 2; 0.001, 0.0006, 0.0006")
-    assert results.unreached_numbers({})["ep_worst"] == "none"
+    assert numbers["ep_worst"] == "0.17 (gated-rfm, K = 2, n = 50 000, run 3, iteration 2; 0.0006 at the best of its other iterations)"
+    assert results.unreached_numbers(results.eigenpro_solves_frame([]))["ep_worst"] == "none"
 
 
 def test_stopping_frame_gives_the_training_mse_in_units_of_the_target():

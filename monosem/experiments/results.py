@@ -110,8 +110,8 @@ def eigenpro_solves(records: dict[Job, dict]) -> list[dict[str, Any]]:
     global RFM cell's one per iteration, and an oracle's or gated predictor's per cluster (gate)
     ``local_solves``: its cell (method, K, n, run), epochs, step halvings, final training MSE,
     whether it reached the target, the cell's test MSE with that fit (for an RFM iteration, that
-    iteration's) and the scoring rules that read that test MSE. Cells recorded before the solves
-    were kept have none."""
+    iteration's), the best test MSE of the cell's other iterations (an RFM iteration only) and the
+    scoring rules that read that test MSE. Cells recorded before the solves were kept have none."""
     rows = []
     for job, rec in sorted(records.items(), key=lambda kv: (kv[0].method, kv[0].K, kv[0].n, kv[0].run)):
         m = rec["metrics"]
@@ -126,23 +126,27 @@ def eigenpro_solves(records: dict[Job, dict]) -> list[dict[str, Any]]:
                     continue
                 it = t if iterations else None
                 test = by_iteration[t] if it is not None and by_iteration else m.get("test_mse")
+                others = [v for u, v in enumerate(by_iteration or []) if u != it] if it is not None else []
                 rows.append({"method": job.method, "K": job.K, "n": job.n, "run": job.run, "cluster": cluster,
-                             "iteration": it, "test_mse": test, "scored_by": _rules_scoring(by_iteration, it), **s})
+                             "iteration": it, "test_mse": test, "best_other_test_mse": min(others) if others else None,
+                             "scored_by": _rules_scoring(by_iteration, it), **s})
     return rows
 
 
 def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """:func:`eigenpro_solves` as a table: one row per solve, its cell (method, K, n, run), cluster
     and RFM iteration (none for a global fit or a single solve), epochs, step halvings, final
-    training MSE, whether it reached the target, the cell's test MSE with it and the rules that
-    score that test MSE."""
+    training MSE, whether it reached the target, the cell's test MSE with it, the best test MSE of
+    the cell's other RFM iterations and the rules that score the test MSE with it."""
     columns = ["method", "K", "n", "run", "cluster", "iteration", "epochs", "step halvings", "training MSE",
-               "reached the target", "test MSE with it", "scored by"]
+               "reached the target", "test MSE with it", "best other iteration", "scored by"]
     frame = pd.DataFrame([[r["method"], r["K"], r["n"], r["run"], r.get("cluster"), r["iteration"], r["iterations"],
-                           r["step_halvings"], r["train_mse"], bool(r["converged"]), r.get("test_mse"), r["scored_by"]]
+                           r["step_halvings"], r["train_mse"], bool(r["converged"]), r.get("test_mse"),
+                           r.get("best_other_test_mse"), r["scored_by"]]
                           for r in rows], columns=columns)
     return frame.astype({"K": int, "n": int, "run": int, "cluster": "Int64", "iteration": "Int64", "epochs": int,
-                         "step halvings": int, "training MSE": float, "reached the target": bool, "test MSE with it": float})
+                         "step halvings": int, "training MSE": float, "reached the target": bool, "test MSE with it": float,
+                         "best other iteration": float})
 
 
 def thousands(n: int) -> str:
@@ -150,31 +154,26 @@ def thousands(n: int) -> str:
     return f"{n:,}".replace(",", " ")
 
 
-def unreached_solves(records: dict[Job, dict]) -> pd.DataFrame:
-    """The EigenPro solves of the cells in ``records`` that stopped at the epoch limit short of
-    the training target (:func:`eigenpro_solves_frame` rows), with the cell's test MSE with that
-    fit and the rules that score it."""
-    frame = eigenpro_solves_frame(eigenpro_solves(records))
-    return frame[~frame["reached the target"]].drop(columns="reached the target").reset_index(drop=True)
+def unreached_solves(solves: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``solves`` (an :func:`eigenpro_solves_frame`) whose EigenPro solve stopped at
+    the epoch limit short of the training target."""
+    return solves[~solves["reached the target"]].drop(columns="reached the target").reset_index(drop=True)
 
 
-def unreached_numbers(records: dict[Job, dict]) -> dict[str, str]:
-    """The numbers a page quotes of :func:`unreached_solves`: how many EigenPro solves missed the
-    target, of how many, at which training sizes, how many of those fits each scoring rule reads,
-    the range of their step halvings, and the RFM iteration whose test MSE stands furthest above
-    the best of its cell's other iterations."""
-    solves = eigenpro_solves_frame(eigenpro_solves(records))
-    missed = solves[~solves["reached the target"]]
+def unreached_numbers(solves: pd.DataFrame) -> dict[str, str]:
+    """The numbers a page quotes of :func:`unreached_solves` of ``solves`` (an
+    :func:`eigenpro_solves_frame`): how many EigenPro solves missed the target, of how many, at
+    which training sizes, how many of those fits each scoring rule reads, the range of their step
+    halvings, and the RFM iteration whose test MSE stands furthest above the best of its cell's
+    other iterations."""
+    missed = unreached_solves(solves)
     by_rule = {rule: int(missed["scored by"].str.contains(rule).sum()) for rule in RFM_RULES}
-    by_cell = {(j.method, j.K, j.n, j.run): r for j, r in records.items()}
     worst, top = "none", 0.0
-    for _, w in missed[missed["iteration"].notna()].iterrows():
-        its = by_cell[(w["method"], w["K"], w["n"], w["run"])]["metrics"].get("test_mse_by_iteration") or []
-        others = [v for t, v in enumerate(its) if t != w["iteration"]]
-        if others and w["test MSE with it"] / min(others) > top:
-            top = w["test MSE with it"] / min(others)
+    for _, w in missed[missed["best other iteration"].notna()].iterrows():
+        if w["test MSE with it"] / w["best other iteration"] > top:
+            top = w["test MSE with it"] / w["best other iteration"]
             worst = (f"{w['test MSE with it']:.2g} ({w['method']}, K = {w['K']}, n = {thousands(w['n'])}, run {w['run']}, "
-                     f"iteration {w['iteration']}; " + ", ".join(f"{v:.2g}" for v in others) + " at its other iterations)")
+                     f"iteration {w['iteration']}; {w['best other iteration']:.2g} at the best of its other iterations)")
     return {"ep_missed": str(len(missed)), "ep_solves": str(len(solves)), "ep_worst": worst,
             "ep_missed_ns": ", ".join(thousands(n) for n in sorted(set(missed["n"]))) or "none",
             "ep_missed_best": str(by_rule["best"]), "ep_missed_last": str(by_rule["last"]),
