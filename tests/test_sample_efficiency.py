@@ -52,7 +52,7 @@ def test_unreached_solves_are_counted_by_the_rule_that_reads_them():
         cell("laplace", 2, 50_000, 1): {"metrics": {"solve": ep, "test_mse": 0.1}},  # one fit: both rules read it
     }
     solves = results.eigenpro_solves_frame(results.eigenpro_solves(records))
-    frame = results.unreached_solves(solves)
+    frame = results.unreached_solves(solves).reset_index()
     assert frame[["method", "run", "iteration", "scored by"]].values.tolist() == [
         ["gated-rfm", 3, 2, "neither"], ["laplace", 1, pd.NA, "best, last"], ["oracle-rfm", 1, 3, "last"]]
     assert frame["best other iteration"].tolist()[::2] == [6e-4, 5e-4] and pd.isna(frame["best other iteration"][1])

@@ -156,8 +156,8 @@ def thousands(n: int) -> str:
 
 def unreached_solves(solves: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``solves`` (an :func:`eigenpro_solves_frame`) whose EigenPro solve stopped at
-    the epoch limit short of the training target."""
-    return solves[~solves["reached the target"]].drop(columns="reached the target").reset_index(drop=True)
+    the epoch limit short of the training target, indexed by their cell (method, K, n, run)."""
+    return solves[~solves["reached the target"]].drop(columns="reached the target").set_index(["method", "K", "n", "run"])
 
 
 def unreached_numbers(solves: pd.DataFrame) -> dict[str, str]:
@@ -166,7 +166,7 @@ def unreached_numbers(solves: pd.DataFrame) -> dict[str, str]:
     which training sizes, how many of those fits each scoring rule reads, the range of their step
     halvings, and the RFM iteration whose test MSE stands furthest above the best of its cell's
     other iterations."""
-    missed = unreached_solves(solves)
+    missed = unreached_solves(solves).reset_index()
     by_rule = {rule: int(missed["scored by"].str.contains(rule).sum()) for rule in RFM_RULES}
     worst, top = "none", 0.0
     for _, w in missed[missed["best other iteration"].notna()].iterrows():
