@@ -124,6 +124,12 @@ def rules_frame(tables: Mapping[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame({f"n = {n}, {rule}": t["gated / global"] for (n, rule), t in tables.items()})
 
 
+def _spread(values: Iterable[float]) -> str:
+    """The range of ``values`` as the prose quotes it ("0.0025–0.007"; one value alone; "none")."""
+    values = list(values)
+    return f"{min(values):.2g}–{max(values):.2g}" if len(values) > 1 else f"{values[0]:.2g}" if values else "none"
+
+
 def close_call_frame(records: Mapping, K: int, ns: Iterable[int], rule: str = "best") -> pd.DataFrame:
     """The close call run by run: per (n, run) at ``K``, the run's links (eq. 5, drawn with the
     run's seed), the test MSE of the gated local RFM, global RFM and global Laplace (every RFM
@@ -143,16 +149,13 @@ def close_call_numbers(frame: pd.DataFrame) -> dict[str, str]:
     (``<n/1000>k``): in how many runs the gated RFM is ahead, the range of the per-run ratios, the
     run closest to 1, its links, a clause naming the links every other run has and it lacks (``cc_lacks``),
     and that run's global RFM, global Laplace and gated RFM against the range of the other runs."""
-    def spread(values: pd.Series) -> str:
-        return f"{values.min():.2g}–{values.max():.2g}" if len(values) > 1 else f"{values.iloc[0]:.2g}" if len(values) else "none"
-
     out: dict[str, str] = {}
     for n, f in frame.groupby(level="n"):
         f, k = f.droplevel("n"), n // 1000
         closest = f["gated / global"].idxmax()
         others = f.drop(index=closest)
         out[f"cc_ahead_{k}k"] = f"{int((f['gated / global'] < 1).sum())} of {len(f)}"
-        out[f"cc_span_{k}k"] = spread(f["gated / global"])
+        out[f"cc_span_{k}k"] = _spread(f["gated / global"])
         out[f"cc_run_{k}k"] = str(closest)
         out[f"cc_links_{k}k"] = f.loc[closest, "links"]
         lacked = set.intersection(*(set(v.split(", ")) for v in others["links"])) - set(f.loc[closest, "links"].split(", ")) \
@@ -161,7 +164,7 @@ def close_call_numbers(frame: pd.DataFrame) -> dict[str, str]:
                                  else "every one of its links appears in another run too")
         for column, key in (("global RFM", "rfm"), ("global Laplace", "lap"), ("gated RFM", "gated")):
             out[f"cc_{key}_{k}k"] = f"{f.loc[closest, column]:.2g}"
-            out[f"cc_{key}_others_{k}k"] = spread(others[column])
+            out[f"cc_{key}_others_{k}k"] = _spread(others[column])
     return out
 
 
@@ -191,10 +194,6 @@ def links_numbers(frame: pd.DataFrame, link: str = "he2") -> dict[str, str]:
     (``lk_ratio``); global RFM's test MSE on the clusters of the runs without ``link``
     (``lk_without``) and on the other-link clusters of the runs with it (``lk_beside``), and
     whether these say that ``link`` carries global RFM's error (``lk_verdict``)."""
-    def spread(values) -> str:
-        values = list(values)
-        return f"{min(values):.2g}–{max(values):.2g}" if len(values) > 1 else f"{values[0]:.2g}" if values else "none"
-
     has = frame.groupby(level="run")["link"].apply(lambda v: int((v == link).sum()))
     one = [r for r, count in has.items() if count == 1]
     ratios = [frame.loc[r].set_index("link")["global RFM"].pipe(lambda v: v[link] / v.drop(link).iloc[0]) for r in one]
@@ -204,9 +203,9 @@ def links_numbers(frame: pd.DataFrame, link: str = "he2") -> dict[str, str]:
         and beside.loc[beside["link"] != link, "global RFM"].min() > without["global RFM"].max()
     verdict = (f"so at this size the {link} cluster carries most of global RFM's error, and raises it on the cluster beside it"
                if holds else f"so at this size the {link} link does not account for global RFM's spread over runs")
-    return {"lk_verdict": verdict, "lk_ratio": spread(ratios), "lk_one_runs": ", ".join(map(str, one)) or "none",
-            "lk_without": spread(without["global RFM"]), "lk_without_runs": ", ".join(map(str, sorted(set(without.index.get_level_values("run"))))) or "none",
-            "lk_beside": spread(beside.loc[beside["link"] != link, "global RFM"])}
+    return {"lk_verdict": verdict, "lk_ratio": _spread(ratios), "lk_one_runs": ", ".join(map(str, one)) or "none",
+            "lk_without": _spread(without["global RFM"]), "lk_without_runs": ", ".join(map(str, sorted(set(without.index.get_level_values("run"))))) or "none",
+            "lk_beside": _spread(beside.loc[beside["link"] != link, "global RFM"])}
 
 
 def long_numbers(tables: Mapping[tuple[int, str], pd.DataFrame], big_Ks: tuple[int, ...] = (10, 50)) -> dict[str, Any]:
