@@ -25,8 +25,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...progress import progress_bar
 from ... import plots
+from ...progress import progress_bar
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...progress import progress_bar
 from ... import plots, theory
+from ...progress import progress_bar
 
 __all__ = ["FlowCheck", "DistanceFit", "flow_grid", "teacher_only_flows", "plot_flow", "distance_fit", "plot_distance_fit",
            "converged_labels", "label_counts", "plot_label_counts", "coverage", "plot_coverage", "tracking", "plot_tracking",
@@ -49,7 +49,6 @@ def teacher_only_flows(sizes, seed: int, progress: bool = True) -> FlowCheck:
     neurons for every (K, R), seed ``seed + 100 i``), and per (K, R) the lemma's checks: the sign of
     zeta u stays positive, zeta Phi rises, the share of neurons within 1e-3 of a specialized maximum
     by ``t_max``, the share with one-cluster index above 0.99, and the median distance times R."""
-    
     t_eval = np.concatenate([[0.0], np.geomspace(0.1, sizes.t_max, 160)])
     flows = {}
     for i, (K, R) in enumerate(progress_bar(flow_grid(sizes), desc="teacher-only flows", progress=progress)):
@@ -182,7 +181,6 @@ def tracking(sizes, seed: int, device=None, progress: bool = True) -> dict[str, 
     over the window T in which the teacher-only |u| stays below 2; per eps the sup tracking error
     and the relative error of the invariant ||w||^2 - a^2 = eps^2, and the log-log slope of the
     error against eps (the lemma: 2)."""
-    
     K, R = sizes.Ks[0], sizes.Rs[0]
     omega0 = theory.random_directions(sizes.m_full, K, seed=seed + 1)
     probe = theory.teacher_only_flow(omega0, K, R, sizes.t_max, t_eval=np.linspace(0, sizes.t_max, 4001))
