@@ -391,6 +391,7 @@ def _status(args: argparse.Namespace) -> int:
         print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
     if missing:
         from .experiments.estimate import remaining_seconds
+        from .experiments.methods import networks_to_retrain
 
         measured = dict(recorded)
         for job in done:
@@ -399,12 +400,19 @@ def _status(args: argparse.Namespace) -> int:
                     measured[job] = cache.load(job)
                 except FileNotFoundError:  # damaged since the scan: moved aside, counted as missing next time
                     pass
-        seconds, unknown = remaining_seconds(missing, measured)
-        if unknown == len(missing):
+        # a gated cell first trains its source network where the cache holds no weights for it
+        retrain = networks_to_retrain(missing, cache)
+        if retrain:
+            print(f"{len(retrain)} source network(s) of the missing gated cells to train first (their weights are not in this "
+                  "cache: a recorded cell carries a network's metrics, never its weights)")
+        work = missing + retrain
+        seconds, unknown = remaining_seconds(work, measured)
+        if unknown == len(work):
             print("missing cells: no estimate of their time (no other run of the same cells is measured)")
         else:
             unmeasured = f"; {unknown} of them with no measured run, left out" if unknown else ""
-            print(f"missing cells: about {seconds / 3600:.1f} core-hours at one thread, from the same cells' other runs{unmeasured}")
+            networks = ", source networks included" if retrain else ""
+            print(f"missing cells: about {seconds / 3600:.1f} core-hours at one thread{networks}, from the same cells' other runs{unmeasured}")
     if args.missing:
         for job in missing:
             print(f"  missing: {job.label()}" + (f" width {width_of(job)}" if width_of(job) else ""))

@@ -50,3 +50,18 @@ def test_plot_of_an_empty_or_partial_cache(tmp_path, capsys):
     assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]) == 0
     fig = plot_figure("fig2", "smoke", cache=ResultCache(tmp_path))
     assert len(fig.axes) == 1 and fig.axes[0].get_title() == "K = 10"
+
+
+def test_status_counts_the_source_networks_a_gated_cell_must_train(tmp_path, capsys):
+    from monosem.experiments.methods import networks_to_retrain, source_job
+
+    cache = ResultCache(tmp_path)
+    gated = sweep("fig4", "smoke", Ks=[2], methods=["gated-laplace", "gated-rfm"], runs=[0])
+    sources = list(dict.fromkeys(source_job(j) for j in gated))
+    assert networks_to_retrain(gated, cache) == sources  # one network serves both gated cells of a (K, n, run)
+    assert networks_to_retrain(gated + sources, cache) == []  # already listed as missing: not counted twice
+    # a restored record without its weights: the cell is cached, its network still to be trained
+    cache.save(sources[0], {"test_mse": 1.0}, 60.0, device="cpu")
+    assert networks_to_retrain(gated, cache) == sources
+    assert main(["status", "fig4", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "gated-laplace", "gated-rfm", "--K", "2", "--runs", "0"]) == 0
+    assert f"{len(sources)} source network(s) of the missing gated cells to train first" in capsys.readouterr().out

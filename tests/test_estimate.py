@@ -35,3 +35,13 @@ def test_remaining_seconds_charges_a_missing_cell_its_other_runs_mean():
     # another K, size or method is another cell
     other = sweep("fig2", "long", Ks=[10], ns=[20_000], methods=["laplace"], runs=[2])
     assert remaining_seconds(other, measured) == (0.0, 1)
+
+
+def test_core_seconds_is_the_cpu_time_of_a_one_thread_cpu_cell():
+    from monosem.experiments.estimate import core_seconds
+
+    paused = {"timing": {"seconds": 900.0, "cpu_seconds": 100.0, "threads": 1, "device": "cpu"}}
+    assert core_seconds(paused) == 100.0  # the wall time also counts the time the process waited
+    assert core_seconds({"timing": {"seconds": 900.0, "cpu_seconds": 100.0, "threads": 1, "device": "cuda"}}) == 900.0
+    assert core_seconds({"timing": {"seconds": 900.0, "cpu_seconds": 1500.0, "threads": 2, "device": "cpu"}}) == 900.0
+    assert core_seconds({"timing": {"seconds": 900.0}}) == 900.0 and core_seconds({"metrics": {}}) is None

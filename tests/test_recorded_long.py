@@ -105,8 +105,11 @@ def test_regime_summaries_on_recorded_cells():
             assert (row["test MSE"], row["training MSE"], row["stop reason"]) == (m["test_mse"], m["train_mse"], m["stop_reason"])
             assert row["stopped at (updates)"] == m["stop_step"] and row["runs"] == m["runs"]
     times = timings_frame(records)
-    assert list(times.columns) == ["method", "width", "K", "n", "run", "seconds", "threads", "device"] and len(times) == len(records)
+    assert list(times.columns) == ["method", "width", "K", "n", "run", "seconds", "core seconds", "threads", "device"]
+    assert len(times) == len(records)
     assert times["seconds"].sum() == pytest.approx(sum(r["timing"]["seconds"] for r in records.values()))
+    # the computation's own time: never more than the wall time (beyond clock noise)
+    assert (times["core seconds"] <= times["seconds"] * 1.01 + 1.0).all()
     assert f"over {len(records)} cells" in timings_summary(records)
     empty_networks, empty_kernels = regime_frames([])
     assert empty_networks.empty and empty_kernels.empty and list(empty_networks.columns) == list(networks.columns)

@@ -58,6 +58,7 @@ from .results import thousands
 from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
 
 __all__ = [
+    "core_seconds",
     "remaining_seconds",
     "paper_cost_estimate",
     "paper_cost_frame",
@@ -81,15 +82,25 @@ def _other_runs_key(job: Job) -> tuple:
     return job.method, job.spec, dataclasses.replace(job.data, run=0)
 
 
+def core_seconds(record: Mapping) -> float | None:
+    """The compute a cell's record measured, in core-seconds: the CPU time of a one-thread CPU
+    cell (its wall time also counts the time the process waited for a shared or paused core),
+    else its wall time; ``None`` where the record has no timing."""
+    timing = record.get("timing", {})
+    if timing.get("device", "cpu") == "cpu" and timing.get("threads") == 1 and timing.get("cpu_seconds") is not None:
+        return float(timing["cpu_seconds"])
+    return None if timing.get("seconds") is None else float(timing["seconds"])
+
+
 def remaining_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> tuple[float, int]:
     """How long the cells ``missing`` would take, one thread each, from the cells ``measured``
-    (``{job: record}``, cached or recorded): each missing cell at the mean recorded wall time of the
-    same cell at the other runs measured (for the long profile's five runs, a good guide: the
+    (``{job: record}``, cached or recorded): each missing cell at the mean :func:`core_seconds` of
+    the same cell at the other runs measured (for the long profile's five runs, a good guide: the
     settings and sizes are the same, only the seeds differ). Returns the seconds and the number of
     missing cells that no run measured (left out of the seconds)."""
     times: dict[tuple, list[float]] = defaultdict(list)
     for job, rec in measured.items():
-        seconds = rec.get("timing", {}).get("seconds")
+        seconds = core_seconds(rec)
         if seconds is not None:
             times[_other_runs_key(job)].append(float(seconds))
     total, unknown = 0.0, 0

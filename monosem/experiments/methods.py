@@ -39,7 +39,7 @@ from .registry import METHODS
 from .sweeps import MIXED_LINK_D
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
-           "specialization_metrics", "source_job",
+           "specialization_metrics", "source_job", "networks_to_retrain",
            "train_mlps", "load_network", "save_network"]
 
 
@@ -463,6 +463,15 @@ SWAPS = {"gated-laplace-iso": ("learned", "isotropic"), "oracle-laplace-gc": ("t
 def source_job(job: Job) -> Job:
     """The MLP cell whose network a gated cell routes with: its source ReLU network on its data."""
     return Job("mlp-relu", job.data, job.spec.source, job.profile)
+
+
+def networks_to_retrain(jobs: list[Job], cache: ResultCache) -> list[Job]:
+    """The source networks that the gated cells among ``jobs`` would train before they run: those
+    whose weights are not in ``cache`` (a recorded or restored cell carries its network's metrics,
+    never its weights) and that ``jobs`` do not already list."""
+    listed = set(jobs)
+    sources = (source_job(j) for j in jobs if _COMPUTE.get(j.method) is compute_gated)
+    return [src for src in dict.fromkeys(sources) if src not in listed and _saved_network(cache, src) is None]
 
 
 def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:

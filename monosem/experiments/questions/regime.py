@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..verdicts import scored
 from ..cells import width_of
+from ..estimate import core_seconds
 
 __all__ = ["RegimeCell", "regime_cells", "mlp_oracle_ratios", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
@@ -305,29 +306,37 @@ def _by_cell(records: dict):
 
 
 def timings_frame(records: dict) -> pd.DataFrame:
-    """The wall time of every recorded cell: one row per cell, its method, network width (none
-    for a kernel), K, n, run, seconds, torch threads and device (none where not recorded)."""
+    """The time of every recorded cell: one row per cell, its method, network width (none for a
+    kernel), K, n, run, wall seconds, core seconds (:func:`~..estimate.core_seconds`: the CPU time
+    of a one-thread cell, the time its computation took), torch threads and device (none where not
+    recorded)."""
     rows = []
     for job, rec in _by_cell(records):
         t = rec.get("timing", {})
+        core = core_seconds(rec)
         rows.append({"method": job.method, "width": width_of(job), "K": job.K, "n": job.n, "run": job.run,
-                     "seconds": float(t.get("seconds", float("nan"))), "threads": t.get("threads"), "device": t.get("device")})
-    frame = pd.DataFrame(rows, columns=["method", "width", "K", "n", "run", "seconds", "threads", "device"])
-    return frame.astype({"width": "Int64", "K": int, "n": int, "run": int, "seconds": float, "threads": "Int64", "device": object})
+                     "seconds": float(t.get("seconds", float("nan"))), "core seconds": float("nan") if core is None else core,
+                     "threads": t.get("threads"), "device": t.get("device")})
+    columns = ["method", "width", "K", "n", "run", "seconds", "core seconds", "threads", "device"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.astype({"width": "Int64", "K": int, "n": int, "run": int, "seconds": float, "core seconds": float,
+                         "threads": "Int64", "device": object})
 
 
 def timings_summary(records: dict) -> str:
-    """The machine(s) that ran the recorded cells and their total wall time, in a few lines."""
+    """The machine(s) that ran the recorded cells, their total wall time and their total compute
+    (core-hours, :func:`~..estimate.core_seconds`), in a few lines."""
     if not records:
         return "no recorded cells yet"
     machines = {}
     for _, rec in _by_cell(records):
         mach = rec.get("machine", {})
         machines[(mach.get("platform"), mach.get("cpu_count"), mach.get("accelerator"))] = mach
-    total = sum(float(rec.get("timing", {}).get("seconds", 0.0)) for rec in records.values())
+    wall = sum(float(rec.get("timing", {}).get("seconds", 0.0)) for rec in records.values())
+    core = sum(core_seconds(rec) or 0.0 for rec in records.values())
     head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}\n"
             f"  {m.get('platform')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
-    return "\n".join(head + [f"total: {total / 3600:.2f} h of machine time over {len(records)} cells"])
+    return "\n".join(head + [f"total: {wall / 3600:.2f} h of wall time, {core / 3600:.2f} core-hours of computation, over {len(records)} cells"])
 
 
 def plot_training_curves(records: dict, target: float | None = None, title: str = ""):
