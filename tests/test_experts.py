@@ -147,6 +147,7 @@ def test_damaged_saved_mixture_is_quarantined_and_retrained(tmp_path, monkeypatc
     for name in again.param_names:
         torch.testing.assert_close(getattr(again, name), getattr(first, name))
     assert cache.load(job)["metrics"]["test_mse"] == pytest.approx(records[job]["metrics"]["test_mse"], rel=1e-6)
+    assert cache.load(job)["timing"]["cpu_seconds"] > 0  # the retrained record measures its computation too
     # a file holding another job's mixture is refused too
     other = job.on(n=1_000)
     torch.save({"key": other.key()} | {n: getattr(again, n).detach() for n in again.param_names}, path)

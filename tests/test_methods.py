@@ -52,3 +52,15 @@ def test_one_home_for_the_noise_level():
     from monosem.train import A2_TARGET_MSE, a2_config
 
     assert LABEL_NOISE_VARIANCE == 4e-4 == TARGET_TRAIN_MSE == A2_TARGET_MSE == NOISE_VARIANCE == a2_config("relu").target_mse
+
+
+def test_a_gated_cell_trains_its_missing_source_network_and_records_its_time(tmp_path):
+    from monosem.experiments.methods import compute_gated, networks_to_retrain, source_job
+
+    cache = ResultCache(tmp_path)
+    (job,) = sweep("fig4", "smoke", Ks=[2], methods=["gated-laplace"], runs=[0])
+    assert networks_to_retrain([job], cache) == [source_job(job)]
+    compute_gated(job, cache)
+    timing = cache.load(source_job(job))["timing"]
+    assert timing["threads"] >= 1 and timing["cpu_seconds"] > 0 and timing["seconds"] > 0
+    assert networks_to_retrain([job], cache) == []
