@@ -402,8 +402,8 @@ _PROFILES["long"] = Profile(
     feature_learning=_CPU.feature_learning,
     specialization=_CPU.specialization,
     # Figures 2 and 6 at the paper's two smallest sizes (the paper: 4 sizes) and its five runs at
-    # K = 2, 10, 50; K = 1 and Figure 6's GELU and SwiGLU (at 20 000 only) have run 0, about 25
-    # more core-hours for runs 1-4. The regime map extends K = 10, 50 to 200 000.
+    # K = 2, 10, 50; K = 1 and Figure 6's GELU and SwiGLU (at 20 000 only) have run 0 (what their
+    # runs 1-4 would cost: sample_efficiency.seed_cut_hours). The regime map extends K = 10, 50 to 200 000.
     sample_efficiency=SampleEfficiencySizes(
         Ks=(1, 2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,

@@ -149,13 +149,14 @@ def test_the_regime_maps_oracle_ratios_are_per_width():
 
 
 def test_the_seed_cuts_cost_is_run_zeros_time_once_per_left_out_run():
+    from monosem.experiments.estimate import core_seconds
     from monosem.experiments.questions import sample_efficiency as se
     from monosem.profiles import get_profile
 
     L = get_profile("long")
     records = se.recorded_long(L)
     cut_methods = {m for m, _ in L.sample_efficiency.method_max_runs}
-    seconds = sum(r["timing"]["seconds"] for j, r in records.items()
+    seconds = sum(core_seconds(r) for j, r in records.items()
                   if j.run == 0 and (j.K == 1 or j.method in cut_methods))
     assert se.seed_cut_hours(records, L) == pytest.approx((L.sample_efficiency.runs - 1) * seconds / 3600)
     assert se.seed_cut_hours(records, get_profile("paper")) == 0.0
