@@ -10,6 +10,9 @@ from monosem.experiments.recorded import load_recorded_cells, record_cells, same
 from monosem.experiments.questions.regime import regime_cells, regime_findings, regime_frames, timings_frame, timings_summary
 from monosem.experiments.sweeps import sweep
 
+#: every sweep with recorded cells in the long profile
+LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric")
+
 
 @pytest.mark.recorded
 @pytest.mark.parametrize(("figure", "K", "n", "run", "method"), [
@@ -33,13 +36,28 @@ def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, m
         assert fresh["metrics"][name] == pytest.approx(record["metrics"][name], rel=rel), name
 
 
+def recorded_file_keys(recorded):
+    """The keys of the recorded cells that are files of their own, one per cell; the others are
+    entries of a named record file (the gated-metric diagnosis recorded before it was a cell)."""
+    from monosem.experiments.cache import job_key
+    from monosem.experiments.legacy import NAMED_RECORDS
+    from monosem.experiments.recorded import load_recorded, recorded_cells_dir
+
+    name = NAMED_RECORDS[("gated-metric", "long")][0]
+    named = {(e["K"], e["n"], e["run"]) for e in load_recorded(name)["results"]["entries"]}
+    keys = [job_key(rec["config"]) for rec in recorded.values()]
+    on_disk = {p.stem for p in recorded_cells_dir("long").glob("*/*.json")}
+    assert all(k in on_disk or (j.K, j.n, j.run) in named for k, j in zip(keys, recorded)), "a found cell has no file"
+    return sorted(k for k in keys if k in on_disk)
+
+
 def test_every_recorded_cell_belongs_to_a_declared_sweep():
-    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long") + sweep("horizon", "long")
+    declared = [j for f in LONG_SWEEPS for j in sweep(f, "long")]
     recorded = load_recorded_cells(declared, "long")
     from monosem.experiments.recorded import recorded_cells_dir
 
-    on_disk = list(recorded_cells_dir("long").glob("*/*.json"))
-    assert len(on_disk) == len(recorded), "a recorded file matches no job of the long profile"
+    on_disk = sorted(p.stem for p in recorded_cells_dir("long").glob("*/*.json"))
+    assert recorded_file_keys(recorded) == on_disk, "a recorded file matches no job of the long profile"
     for job, rec in recorded.items():
         if job.method.startswith("mlp-") or job.method == "horizon":
             m = rec["metrics"]
@@ -59,10 +77,11 @@ def test_every_recorded_cell_is_found_by_its_key_and_unchanged(tmp_path):
     from monosem.experiments.legacy import legacy_config
     from monosem.experiments.recorded import recorded_cells_dir, restore_cells
 
-    declared = sweep("regime", "long") + sweep("fig2", "long") + sweep("fig6", "long") + sweep("fig4", "long") + sweep("horizon", "long")
+    declared = [j for f in LONG_SWEEPS for j in sweep(f, "long")]
     recorded = load_recorded_cells(declared, "long")
     files = {p.stem: json.loads(p.read_text()) for p in recorded_cells_dir("long").glob("*/*.json")}
-    assert len(recorded) == len(files)
+    assert recorded_file_keys(recorded) == sorted(files)
+    recorded = {job: rec for job, rec in recorded.items() if job_key(rec["config"]) in files}
     for job, record in recorded.items():
         key = job_key(record["config"])
         assert key in (job.key(), job_key(legacy_config(job))) and files[key] == record
