@@ -113,6 +113,7 @@ def test_the_long_runs_findings_are_judged_per_complete_size_under_both_rules():
     c = found[(20_000, "best")].parts["1b"][0]
     assert numbers["f1b_ratio_20k"] == f"{c.mean_ratio:.1f}" and numbers["f1b_runs_20k"] == c.runs
     assert float(numbers["f1b_smallK_lo"]) <= float(numbers["f1b_smallK_hi"]) and numbers["oracle_factor"] == "2"
+    assert float(numbers["rfm_smallK_lo"]) <= float(numbers["rfm_smallK_hi"])
     assert "recorded:" in se.recorded_runs_note(records, L)
 
 
