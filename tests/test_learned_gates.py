@@ -42,6 +42,10 @@ def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
     assert "not recorded" not in numbers["dg_oracle"] and "not recorded" not in numbers["dg_share_v0"]
     assert list(gm.shown_mse(mse).columns) == [c for c in mse.columns
                                                if c.startswith(("iteration 0", "iteration 3")) or c == "misrouted test points"]
+    at_50k = gm.diagnosis_numbers(mse, metric, long_records, K=2, n=50_000, prefix="dg50")
+    runs_50k = sorted(mse.xs((2, 50_000), level=("K", "n")).index.get_level_values("run").unique())
+    assert set(at_50k) == {k.replace("dg_", "dg50_", 1) for k in numbers}
+    assert at_50k["dg50_g0"].count("(run ") == at_50k["dg50_oracle"].count("(run ") == len(runs_50k)
     empty = gm.diagnosis_numbers(mse.iloc[:0], metric.iloc[:0], {}, K=2, n=20_000)
     assert set(empty) == set(numbers) and all(v == "not recorded" for v in empty.values())
 

@@ -169,29 +169,33 @@ def _per_run(values: pd.Series, fmt: str) -> str:
     return ", ".join(f"{fmt.format(v)} (run {r})" for r, v in values.items()) or "not recorded"
 
 
-def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K: int = 2, n: int = 20_000) -> dict[str, str]:
-    """The numbers the page's prose quotes at (K, n), every recorded run: the gated RFM's test MSE
-    at iterations 0 and 3 from G_c (``dg_g*``) and from the identity (``dg_i*``), its misrouted
-    test points and their share of the error, the error on the rightly routed points, the RFM
-    oracle's test MSE (best iteration, from ``records``), and the metric's share of trace on v_c
-    (iterations 0 and 3) and on the routing block (iteration 0)."""
+def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K: int = 2, n: int = 20_000,
+                      prefix: str = "dg") -> dict[str, str]:
+    """The numbers the page's prose quotes at (K, n), every recorded run, keyed ``{prefix}_...``:
+    the gated RFM's test MSE at iterations 0 and 3 from G_c (``_g*``) and from the identity
+    (``_i*``), its misrouted test points and their share of the error, the error on the rightly
+    routed points, the RFM oracle's test MSE in the same runs (best iteration, from ``records``),
+    and the metric's share of trace on v_c (iterations 0 and 3) and on the routing block
+    (iteration 0)."""
     learned, iso = list(FEATURE_STARTS)
     out: dict[str, str] = {}
     at = mse.xs((K, n), level=("K", "n")) if len(mse) else None
-    for key, col, start, fmt in (("dg_g0", "iteration 0", learned, "{:.2g}"), ("dg_g3", "iteration 3", learned, "{:.2g}"),
-                                 ("dg_i0", "iteration 0", iso, "{:.2g}"), ("dg_i3", "iteration 3", iso, "{:.2g}"),
-                                 ("dg_mis", "misrouted test points", learned, "{:.0f}"),
-                                 ("dg_share0", "iteration 0, misrouted share", learned, "{:.0%}"),
-                                 ("dg_share3", "iteration 3, misrouted share", learned, "{:.0%}"),
-                                 ("dg_right0", "iteration 0, rightly routed", learned, "{:.2g}"),
-                                 ("dg_right3", "iteration 3, rightly routed", learned, "{:.2g}")):
+    for key, col, start, fmt in ((f"{prefix}_g0", "iteration 0", learned, "{:.2g}"), (f"{prefix}_g3", "iteration 3", learned, "{:.2g}"),
+                                 (f"{prefix}_i0", "iteration 0", iso, "{:.2g}"), (f"{prefix}_i3", "iteration 3", iso, "{:.2g}"),
+                                 (f"{prefix}_mis", "misrouted test points", learned, "{:.0f}"),
+                                 (f"{prefix}_share0", "iteration 0, misrouted share", learned, "{:.0%}"),
+                                 (f"{prefix}_share3", "iteration 3, misrouted share", learned, "{:.0%}"),
+                                 (f"{prefix}_right0", "iteration 0, rightly routed", learned, "{:.2g}"),
+                                 (f"{prefix}_right3", "iteration 3, rightly routed", learned, "{:.2g}")):
         sel = at.xs(start, level="start") if at is not None else None
         out[key] = "not recorded" if sel is None or sel.empty else _per_run(sel[col], fmt)
-    oracle = {j.run: scored(r, "best") for j, r in records.items() if j.method == "oracle-rfm" and j.K == K and j.n == n}
-    out["dg_oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
+    runs = set(at.index.get_level_values("run")) if at is not None else set()
+    oracle = {j.run: scored(r, "best") for j, r in records.items()
+              if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
+    out[f"{prefix}_oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
     shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None
-    for key, col, t in (("dg_share_v0", "share on v_c", 0), ("dg_share_v3", "share on v_c", 3),
-                        ("dg_routing0", "share on the routing block", 0)):
+    for key, col, t in ((f"{prefix}_share_v0", "share on v_c", 0), (f"{prefix}_share_v3", "share on v_c", 3),
+                        (f"{prefix}_routing0", "share on the routing block", 0)):
         out[key] = "not recorded" if shares is None else _per_run(
             pd.Series({r: v for (r, it), v in shares[col].items() if it == t and v == v}), "{:.2f}")
     return out
