@@ -129,6 +129,8 @@ def _sweep_parsers(sub) -> None:
     _figure_args(record)
     record.add_argument("--restore", action="store_true",
                         help="the other way: put the recorded cells the cache lacks back into the cache")
+    record.add_argument("--replace", action="store_true",
+                        help="write a cached result over a recorded cell that differs from it (default: keep the recorded one)")
     export = sub.add_parser("export", help="write the numbers behind a figure (one row per cell)")
     _figure_args(export)
     export.add_argument("--format", choices=("csv", "json"), default="csv", help="output format")
@@ -444,7 +446,7 @@ def _record(args: argparse.Namespace) -> int:
         n = restore_cells(jobs, cache, args.profile)
         print(f"{args.figure}: {n} recorded cells restored into {cache.root}")
         return 0
-    n_rec, n_missing = record_cells(jobs, cache, args.profile)
+    n_rec, n_missing = record_cells(jobs, cache, args.profile, replace=args.replace)
     print(f"{args.figure}: {n_rec} cells recorded in {recorded_cells_dir(args.profile)}, {n_missing} not computed yet")
     return 0
 

@@ -28,3 +28,24 @@ def test_recorded_cells_are_plain_json_with_the_machine(tmp_path):
     assert load_recorded("no_such_page_recorded") is None
     with pytest.raises(ValueError, match="name"):
         recorded_path("../escape")
+
+
+def test_a_recorded_cell_is_kept_when_the_cache_holds_another_result(tmp_path):
+    """A recomputed cell (another run's timings or last bits) does not overwrite what is
+    recorded: the recorded result is kept with a warning naming the cell and what differs, and
+    ``replace=True`` writes the cached one."""
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.recorded import load_recorded_cells, record_cells
+    from _toy_jobs import toy_job
+
+    job, root = toy_job(), tmp_path / "rec"
+    cache = ResultCache(tmp_path / "cache")
+    cache.save(job, {"test_mse": 0.5, "steps_per_second": 100.0}, 1.0)
+    assert record_cells([job], cache, "smoke", root=root) == (1, 0)
+    cache.save(job, {"test_mse": 0.5, "steps_per_second": 120.0}, 2.0)
+    with pytest.warns(UserWarning, match=r"recorded cell .*\.json differs .*'steps_per_second'.*kept"):
+        assert record_cells([job], cache, "smoke", root=root) == (1, 0)
+    assert load_recorded_cells([job], "smoke", root=root)[job]["metrics"]["steps_per_second"] == 100.0
+    assert record_cells([job], cache, "smoke", root=root, replace=True) == (1, 0)
+    assert load_recorded_cells([job], "smoke", root=root)[job]["metrics"]["steps_per_second"] == 120.0
+    assert len(list(root.rglob("*.json"))) == 1

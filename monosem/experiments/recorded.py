@@ -25,6 +25,7 @@ import os
 import platform
 import re
 import subprocess
+import warnings
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -136,10 +137,13 @@ def recorded_cells_dir(profile: str) -> Path:
     return Path(str(resources.files("monosem") / "recorded")) / f"cells_{_check_name(profile)}"
 
 
-def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None) -> tuple[int, int]:
-    """Copy the cached results of ``jobs`` into the recorded cells of ``profile`` (atomically; a
-    cell already recorded with the same result is left alone). Returns ``(recorded, missing)``:
-    how many of ``jobs`` are now recorded and how many have no cached result yet."""
+def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None,
+                 replace: bool = False) -> tuple[int, int]:
+    """Copy the cached results of ``jobs`` into the recorded cells of ``profile`` (atomically).
+    A cell already recorded is left alone; where the cache holds another result for it (a
+    recomputation, e.g. a network trained again, whose timings or last bits differ) the recorded
+    one is kept with a warning naming it, unless ``replace``. Returns ``(recorded, missing)``: how
+    many of ``jobs`` are now recorded and how many have no cached result yet."""
     base = Path(root) if root is not None else recorded_cells_dir(profile)
     found = _index(base)
     machine = None
@@ -150,8 +154,14 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             continue
         record = cache.load(job)
         old = _match(found, job)
-        if old is not None and old.get("metrics") == record["metrics"]:
+        if old is not None and (old.get("metrics") == record["metrics"] or not replace):
             recorded += 1  # recorded already (under its current or its earlier key)
+            if old.get("metrics") != record["metrics"]:
+                differ = sorted(k for k in {**old.get("metrics", {}), **record["metrics"]}
+                                if old.get("metrics", {}).get(k) != record["metrics"].get(k))
+                warnings.warn(f"recorded cell {base / job.method / (job_key(old['config']) + '.json')} differs from the "
+                              f"cached result in {differ}; the recorded one is kept (replace=True, or "
+                              "monosem record --replace, writes the cached one)", stacklevel=2)
             continue
         if machine is None:
             machine = machine_description()
@@ -170,8 +180,6 @@ def _index(base: Path) -> dict[str, dict[str, Any]]:
                 record = json.load(fh)
             index[config_without_version(record["config"])] = record
         except (OSError, ValueError, KeyError) as err:
-            import warnings
-
             warnings.warn(f"recorded cell {path} is unreadable ({err}); it is left out", stacklevel=3)
     return index
 
