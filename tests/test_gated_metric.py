@@ -55,3 +55,17 @@ def test_the_diagnosis_is_a_cell_and_the_recorded_entries_are_found_as_cells(tmp
     assert len(mse) == 2 * len(found)
     smoke = sweep("gated-metric", "smoke")
     assert all(j.K == 2 and j.method == gm.METHOD for j in smoke) and len(smoke) == len(sweep("fig4", "smoke", Ks=[2], methods=["gated-rfm"]))
+
+
+def test_recording_a_restored_diagnosis_writes_no_second_copy(tmp_path, monkeypatch):
+    """A diagnosis recorded in the named file, restored into a cache and recorded again, stays
+    where it is: no cell file is written beside the named entry."""
+    from monosem.experiments import recorded
+    from monosem.experiments.cache import ResultCache
+
+    jobs = [j for j in sweep("gated-metric", "long") if j.n == 20_000 and j.run == 0]
+    cache = ResultCache(tmp_path / "cache")
+    assert recorded.restore_cells(jobs, cache, "long") == 1
+    monkeypatch.setattr(recorded, "recorded_cells_dir", lambda profile: tmp_path / "cells")
+    assert recorded.record_cells(jobs, cache, "long") == (1, 0)
+    assert not list((tmp_path / "cells").rglob("*.json"))

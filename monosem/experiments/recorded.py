@@ -153,13 +153,15 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             missing += 1
             continue
         record = cache.load(job)
-        old = _match(found, job)
+        old = _recorded(found, job, profile, named=root is None)
         if old is not None and (old.get("metrics") == record["metrics"] or not replace):
             recorded += 1  # recorded already (under its current or its earlier key)
             if old.get("metrics") != record["metrics"]:
                 differ = sorted(k for k in {**old.get("metrics", {}), **record["metrics"]}
                                 if old.get("metrics", {}).get(k) != record["metrics"].get(k))
-                warnings.warn(f"recorded cell {base / job.method / (job_key(old['config']) + '.json')} differs from the "
+                where = base / job.method / f"{job_key(old['config'])}.json"
+                where = where if where.exists() else f"{job.method} {job_key(old['config'])} (part of a named record)"
+                warnings.warn(f"recorded cell {where} differs from the "
                               f"cached result in {differ}; the recorded one is kept (replace=True, or "
                               "monosem record --replace, writes the cached one)", stacklevel=2)
             continue
@@ -198,15 +200,22 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
     index = _index(Path(root) if root is not None else recorded_cells_dir(profile))
     out = {}
     for job in dict.fromkeys(jobs):
-        record = _match(index, job)
-        for name in named_records(job, profile) if record is None and root is None else ():
-            payload = load_recorded(name)  # recorded as one named file before it was a cell
-            record = None if payload is None else cell_of_named_record(job, profile, payload)
-            if record is not None:
-                break
+        record = _recorded(index, job, profile, named=root is None)
         if record is not None:
             out[job] = record
     return out
+
+
+def _recorded(index: dict[str, dict[str, Any]], job: Job, profile: str, *, named: bool) -> dict[str, Any] | None:
+    """``job``'s recorded cell: its file in ``index``, else (``named``) its part of a named file
+    recorded before it was a cell."""
+    record = _match(index, job)
+    for name in named_records(job, profile) if record is None and named else ():
+        payload = load_recorded(name)
+        record = None if payload is None else cell_of_named_record(job, profile, payload)
+        if record is not None:
+            break
+    return record
 
 
 def restore_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None) -> int:
