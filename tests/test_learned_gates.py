@@ -3,6 +3,8 @@ the numbers the page's prose quotes."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from monosem.data import mixed_link_model
@@ -46,6 +48,10 @@ def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
     runs_50k = sorted(mse.xs((2, 50_000), level=("K", "n")).index.get_level_values("run").unique())
     assert set(at_50k) == {k.replace("dg_", "dg50_", 1) for k in numbers}
     assert at_50k["dg50_g0"].count("(run ") == at_50k["dg50_oracle"].count("(run ") == len(runs_50k)
+    assert at_50k["dg50_i_over_g3"].count("(run ") == len(runs_50k)
+    apart = [int(r) for r in at_50k["dg50_i_apart"].split(", ")] if at_50k["dg50_i_apart"] != "none" else []
+    ratios = [(float(v), int(r)) for v, r in re.findall(r"([\d.]+) \(run (\d+)\)", at_50k["dg50_i_over_g3"])]
+    assert apart == [r for v, r in ratios if not 0.5 <= v <= 2]
     empty = gm.diagnosis_numbers(mse.iloc[:0], metric.iloc[:0], {}, K=2, n=20_000)
     assert set(empty) == set(numbers) and all(v == "not recorded" for v in empty.values())
 

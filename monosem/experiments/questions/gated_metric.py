@@ -175,8 +175,9 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
     the gated RFM's test MSE at iterations 0 and 3 from G_c (``_g*``) and from the identity
     (``_i*``), its misrouted test points and their share of the error, the error on the rightly
     routed points, the RFM oracle's test MSE in the same runs (best iteration, from ``records``),
-    and the metric's share of trace on v_c (iterations 0 and 3) and on the routing block
-    (iteration 0)."""
+    the ratio of the two starts' test MSE at iteration 3 (identity over G_c, ``_i_over_g3``) and
+    the runs where they end more than 2x apart (``_i_apart``), and the metric's share of trace on
+    v_c (iterations 0 and 3) and on the routing block (iteration 0)."""
     learned, iso = list(FEATURE_STARTS)
     out: dict[str, str] = {}
     at = mse.xs((K, n), level=("K", "n")) if len(mse) else None
@@ -189,6 +190,12 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
                                  (f"{prefix}_right3", "iteration 3, rightly routed", learned, "{:.2g}")):
         sel = at.xs(start, level="start") if at is not None else None
         out[key] = "not recorded" if sel is None or sel.empty else _per_run(sel[col], fmt)
+    # how far the two starts end apart: identity over G_c at iteration 3, and the runs beyond 2x
+    apart = (at.xs(iso, level="start")["iteration 3"] / at.xs(learned, level="start")["iteration 3"]).dropna() \
+        if at is not None and len(at) else pd.Series(dtype=float)
+    out[f"{prefix}_i_over_g3"] = _per_run(apart, "{:.2f}")
+    out[f"{prefix}_i_apart"] = (", ".join(str(r) for r, v in apart.items() if v > 2 or v < 0.5) or "none") \
+        if len(apart) else "not recorded"
     runs = set(at.index.get_level_values("run")) if at is not None else set()
     oracle = {j.run: scored(r, "best") for j, r in records.items()
               if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
