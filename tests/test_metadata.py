@@ -37,7 +37,7 @@ def test_version_and_citation_agree_with_pyproject(capsys):
     assert monosem.__version__ in (META["version"], "0.0.0+local")
     cff = (ROOT / "CITATION.cff").read_text()
     assert f"version: {META['version']}" in cff and f'repository-code: "{REPO}"' in cff
-    assert "MIT License" in (ROOT / "LICENSE").read_text() and META["license"]["text"] == "MIT"
+    assert "MIT License" in (ROOT / "LICENSE").read_text() and META["license"] == "MIT"
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"monosem {monosem.__version__}"
