@@ -154,17 +154,17 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             continue
         record = cache.load(job)
         old = _recorded(found, job, profile, named=root is None)
-        if old is not None and (old.get("metrics") == record["metrics"] or not replace):
-            recorded += 1  # recorded already (under its current or its earlier key)
-            if old.get("metrics") != record["metrics"]:
-                differ = sorted(k for k in {**old.get("metrics", {}), **record["metrics"]}
-                                if old.get("metrics", {}).get(k) != record["metrics"].get(k))
+        if old is not None:  # recorded already (under its current or its earlier key)
+            kept, new = old.get("metrics", {}), record["metrics"]
+            if kept != new and not replace:
+                differ = sorted(k for k in kept.keys() | new.keys() if kept.get(k) != new.get(k))
                 where = base / job.method / f"{job_key(old['config'])}.json"
-                where = where if where.exists() else f"{job.method} {job_key(old['config'])} (part of a named record)"
-                warnings.warn(f"recorded cell {where} differs from the "
-                              f"cached result in {differ}; the recorded one is kept (replace=True, or "
-                              "monosem record --replace, writes the cached one)", stacklevel=2)
-            continue
+                where = where if where.exists() else f"{job.method} {where.stem} (part of a named record)"
+                warnings.warn(f"recorded cell {where} differs from the cached result in {differ}; the recorded one "
+                              "is kept (replace=True, or monosem record --replace, writes the cached one)", stacklevel=2)
+            if kept == new or not replace:
+                recorded += 1
+                continue
         if machine is None:
             machine = machine_description()
         atomic_write_json(base / job.method / f"{job_key(record['config'])}.json", _plain(record | {"profile": profile, "machine": machine}))

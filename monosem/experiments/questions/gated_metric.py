@@ -181,28 +181,29 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
     learned, iso = list(FEATURE_STARTS)
     out: dict[str, str] = {}
     at = mse.xs((K, n), level=("K", "n")) if len(mse) else None
-    for key, col, start, fmt in ((f"{prefix}_g0", "iteration 0", learned, "{:.2g}"), (f"{prefix}_g3", "iteration 3", learned, "{:.2g}"),
-                                 (f"{prefix}_i0", "iteration 0", iso, "{:.2g}"), (f"{prefix}_i3", "iteration 3", iso, "{:.2g}"),
-                                 (f"{prefix}_mis", "misrouted test points", learned, "{:.0f}"),
-                                 (f"{prefix}_share0", "iteration 0, misrouted share", learned, "{:.0%}"),
-                                 (f"{prefix}_share3", "iteration 3, misrouted share", learned, "{:.0%}"),
-                                 (f"{prefix}_right0", "iteration 0, rightly routed", learned, "{:.2g}"),
-                                 (f"{prefix}_right3", "iteration 3, rightly routed", learned, "{:.2g}")):
-        sel = at.xs(start, level="start") if at is not None else None
+    by_start = {s: at.xs(s, level="start") for s in (learned, iso)} if at is not None and len(at) else {}
+    for key, col, start, fmt in (("g0", "iteration 0", learned, "{:.2g}"), ("g3", "iteration 3", learned, "{:.2g}"),
+                                 ("i0", "iteration 0", iso, "{:.2g}"), ("i3", "iteration 3", iso, "{:.2g}"),
+                                 ("mis", "misrouted test points", learned, "{:.0f}"),
+                                 ("share0", "iteration 0, misrouted share", learned, "{:.0%}"),
+                                 ("share3", "iteration 3, misrouted share", learned, "{:.0%}"),
+                                 ("right0", "iteration 0, rightly routed", learned, "{:.2g}"),
+                                 ("right3", "iteration 3, rightly routed", learned, "{:.2g}")):
+        sel = by_start.get(start)
         out[key] = "not recorded" if sel is None or sel.empty else _per_run(sel[col], fmt)
     # how far the two starts end apart: identity over G_c at iteration 3, and the runs beyond 2x
-    apart = (at.xs(iso, level="start")["iteration 3"] / at.xs(learned, level="start")["iteration 3"]).dropna() \
-        if at is not None and len(at) else pd.Series(dtype=float)
-    out[f"{prefix}_i_over_g3"] = _per_run(apart, "{:.2f}")
-    out[f"{prefix}_i_apart"] = (", ".join(str(r) for r, v in apart.items() if v > 2 or v < 0.5) or "none") \
+    apart = (by_start[iso]["iteration 3"] / by_start[learned]["iteration 3"]).dropna() if by_start \
+        else pd.Series(dtype=float)
+    out["i_over_g3"] = _per_run(apart, "{:.2f}")
+    out["i_apart"] = (", ".join(str(r) for r, v in apart.items() if v > 2 or v < 0.5) or "none") \
         if len(apart) else "not recorded"
     runs = set(at.index.get_level_values("run")) if at is not None else set()
     oracle = {j.run: scored(r, "best") for j, r in records.items()
               if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
-    out[f"{prefix}_oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
+    out["oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
     shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None
-    for key, col, t in ((f"{prefix}_share_v0", "share on v_c", 0), (f"{prefix}_share_v3", "share on v_c", 3),
-                        (f"{prefix}_routing0", "share on the routing block", 0)):
+    for key, col, t in (("share_v0", "share on v_c", 0), ("share_v3", "share on v_c", 3),
+                        ("routing0", "share on the routing block", 0)):
         out[key] = "not recorded" if shares is None else _per_run(
             pd.Series({r: v for (r, it), v in shares[col].items() if it == t and v == v}), "{:.2f}")
-    return out
+    return {f"{prefix}_{key}": value for key, value in out.items()}
