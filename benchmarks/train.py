@@ -7,8 +7,8 @@
 For every (width, batch), activation and thread count it times, interleaved in one process:
 
 * ``monosem``   : ``monosem.train.train`` with the hand-derived gradient (``gradients="manual"``,
-  the default, :mod:`monosem.train.step`, its buffers in one reused ``StepWorkspace``) at the
-  current step revision (``STEP_REVISION``);
+  the default, :mod:`monosem.train.step`, its buffers in one reused ``StepWorkspace``) at step
+  revision ``--revision`` (default ``FASTEST_STEP_REVISION``: row blocks for the wide nets too);
 * ``rev 1``     : the same at step revision 1 (the step the recorded long run used: h formed, the
   readout products as matrix-vector products over it);
 * ``autograd``  : the same loop with the gradient through ``torch.autograd`` (the path before the
@@ -57,7 +57,8 @@ from torch import nn
 from monosem.data import mixed_link_model
 from monosem.device import get_device
 from monosem.models import GATED, MLPStack
-from monosem.train import LR_A2, STEP_REVISION, TrainData, a2_config, train
+from monosem.train import LR_A2, STEP_REVISION, STEP_REVISIONS, TrainData, a2_config, train
+from monosem.train.step import FASTEST_STEP_REVISION
 
 
 def _sync(dev: torch.device) -> None:
@@ -230,6 +231,8 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement (all rounds together)")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the loops (medians reported)")
     p.add_argument("--device", default=None)
+    p.add_argument("--revision", type=int, choices=STEP_REVISIONS, default=FASTEST_STEP_REVISION,
+                   help="the step revision of the 'monosem' column")
     p.add_argument("--baseline", metavar="REF", default=None,
                    help="also time the training loop of git commit REF (a fourth column, 'REF', and the ratio "
                         "monosem / REF): e.g. 138b07c^, an earlier loop")
@@ -238,7 +241,8 @@ def main() -> None:
     dev = get_device(args.device)
     x, y, _ = mixed_link_model(10, run=0).pool(20_000, run=0, device=dev)
     d = x.shape[1]
-    print(f"device {dev}; Figure 2 data, d = {d}, n = {x.shape[0]}; updates per second of one network")
+    print(f"device {dev}; Figure 2 data, d = {d}, n = {x.shape[0]}; updates per second of one network; "
+          f"'monosem' at step revision {args.revision}")
     ref = args.baseline[:9] if base is not None else ""
     print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'monosem':>9} {'rev 1':>9} {'autograd':>9} {'plain':>9} "
           + (f"{ref:>9} " if base is not None else "")
@@ -254,7 +258,7 @@ def main() -> None:
             for size in args.sizes:
                 width, batch = (int(v) for v in size.split("x"))
                 runners = {
-                    "monosem": monosem_runner(x, y, width, batch, act, dev, "manual"),
+                    "monosem": monosem_runner(x, y, width, batch, act, dev, "manual", revision=args.revision),
                     "rev1": monosem_runner(x, y, width, batch, act, dev, "manual", revision=1),
                     "autograd": monosem_runner(x, y, width, batch, act, dev, "autograd"),
                     "plain": plain_runner(x, y, width, batch, act, dev),

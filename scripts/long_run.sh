@@ -6,6 +6,7 @@
 #   nohup nice -n 10 bash scripts/long_run.sh regime  [N ...] > results/long_regime.log 2>&1 &
 #   nohup nice -n 10 bash scripts/long_run.sh figures [N ...] > results/long_figures.log 2>&1 &
 #   RUNS="1 2" nohup nice -n 10 bash scripts/long_run.sh seeds [N ...] > results/long_seeds.log 2>&1 &
+#   KS="50" nohup nice -n 10 bash scripts/long_run.sh ladder networks > results/long_ladder.log 2>&1 &
 #   python -m monosem status fig2 --profile long          # how much is done and left (regime, fig4, fig6 alike)
 #   python -m monosem record fig2 --profile long          # copy finished cells to monosem/recorded/
 #   (done after every (K, n) by this script)
@@ -16,6 +17,9 @@
 #          and SwiGLU at 20 000), sharing every cell the regime map already computed.
 # seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2 and Figure 4 cell at K = 2, 10, 50
 #          (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
+# ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder.py): "oracles" (both
+#          per-cluster oracles, five runs at every n of the ladder) or "networks" (run 0 of every
+#          rung, then runs 1-4 where the ladder declares them), at K = 50 then 10 (KS).
 # N: the training sizes to run (default: all of the phase's, ascending). KS: the cluster counts
 # (default: all of the phase's); two workers on disjoint KS use both cores without computing a
 # cell twice. What runs is exactly the profile's declared sweep (monosem/profiles.py), cut included.
@@ -31,11 +35,31 @@ case "$phase" in
   regime) default_ns="10000 20000 50000 100000 200000"; default_Ks="10 50" ;;
   figures) default_ns="20000 50000"; default_Ks="1 2 10 50" ;;
   seeds) default_ns="20000 50000"; default_Ks="2 10 50" ;;
-  *) echo "usage: $0 regime|figures|seeds [N ...]" >&2; exit 2 ;;
+  ladder) default_Ks="50 10" ;;
+  *) echo "usage: $0 regime|figures|seeds|ladder [N ...]" >&2; exit 2 ;;
 esac
 shift
 # a fresh machine (no cache): start from the cells already recorded in the package
-for fig in regime fig2 fig4 fig6; do $PY -m monosem record $fig --profile long --restore; done
+for fig in regime fig2 fig4 fig6 ladder; do $PY -m monosem record $fig --profile long --restore; done
+if [ "$phase" = ladder ]; then
+  part=${1:-networks}
+  for K in ${KS:-$default_Ks}; do
+    if [ "$part" = oracles ]; then
+      $PY -m monosem run ladder --profile long --K $K --methods oracle-rfm oracle-laplace
+      $PY -m monosem record ladder --profile long
+      continue
+    fi
+    for r in ${RUNS:-0 1 2 3 4}; do
+      # one network at a time, each recorded as it lands
+      while read -r n method; do
+        $PY -m monosem run ladder --profile long --K $K --runs $r --n $n --methods $method
+        $PY -m monosem record ladder --profile long
+      done < <($PY -m monosem status ladder --profile long --K $K --runs $r --methods mlp-reglu mlp-relu --missing 2>/dev/null \
+               | sed -n 's/^  missing: \(mlp-[a-z]*\) K=[0-9]* n=\([0-9]*\) run=.*/\2 \1/p' | sort -s -n -k1,1 | uniq)
+    done
+  done
+  exit 0
+fi
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || read -r -a sizes <<< "$default_ns"
 if [ "$phase" = seeds ]; then

@@ -45,7 +45,7 @@ def _in_blocks(monkeypatch, rows: int) -> None:
     """Make revision 2 run every activation's step in blocks of ``rows`` rows on a CPU."""
     import monosem.train.step as step
 
-    monkeypatch.setattr(step, "block_rows", lambda B, H, activation, like: min(B, rows))
+    monkeypatch.setattr(step, "block_rows", lambda B, H, activation, like, revision=2: min(B, rows))
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -86,10 +86,28 @@ def test_revision_2_changes_the_last_bits_of_the_readout_gradient(activation):
     assert all(same) if activation == "gelu" else not same[2], same
 
 
+def test_revision_3_blocks_the_wide_nets_that_revision_2_leaves_whole():
+    """Revision 3 differs from revision 2 only where revision 2 runs a wide net unblocked: gated
+    nets in (rows, width) blocks of about 2 MiB, ungated nets too wide for a 1 MiB block of 256
+    rows in blocks of 256 rows. The small nets of the smoke and cpu profiles are unblocked in both."""
+    from monosem.train.step import block_rows
+
+    like = torch.empty(0)
+    assert block_rows(4096, 8192, "reglu", like, 3) == 128 and block_rows(4096, 8192, "reglu", like, 2) == 4096
+    assert block_rows(1024, 4096, "swiglu", like, 3) == 256
+    assert block_rows(4096, 4096, "relu", like, 3) == 256 and block_rows(4096, 4096, "relu", like, 2) == 4096
+    assert block_rows(1024, 1024, "relu", like, 3) == block_rows(1024, 1024, "relu", like, 2) == 256
+    for B, width in ((512, 256), (256, 64), (256, 512)):
+        for act in ("relu", "reglu", "gelu", "swiglu"):
+            H = 2 * width if act in ("reglu", "swiglu") else width
+            assert block_rows(B, H, act, like, 3) == block_rows(B, H, act, like, 2), (B, width, act)
+    assert block_rows(4096, 8192, "reglu", torch.empty(0, device="meta"), 3) == 4096  # accelerators: one pass
+
+
 def test_an_unknown_step_revision_is_refused():
     stack, x, y = _random_stack("relu", torch.float32)
     with pytest.raises(ValueError, match="revision must be one of"):
-        loss_and_grads(stack, x, y, revision=3)
+        loss_and_grads(stack, x, y, revision=4)
     with pytest.raises(ValueError, match="step_revision"):
         TrainConfig(max_steps=2, batch=16, lr=1e-3, step_revision=0)
     assert TrainConfig(max_steps=2, batch=16, lr=1e-3).step_revision == STEP_REVISION

@@ -21,7 +21,7 @@ from .cache import Job
 from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec, SolverSpec
 from .registry import METHODS, discover
 
-__all__ = ["FIGURES", "Figure", "register_figure", "sweep", "method_spec", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
+__all__ = ["FIGURES", "Figure", "register_figure", "sweep", "method_spec", "with_solver", "KERNEL_RIDGE", "SOLVER_MAX_ITER", "PAPER_GAMMA",
            "MIXED_LINK_D", "MOE_MATCHES", "moe_expert_width", "moe_dense_widths"]
 
 #: Appendix A.2: "Exact kernel solves ... include a ridge parameter of 10^-6".
@@ -239,7 +239,7 @@ def sweep(
     specs = {(method, net): method_spec(method, P, net)
              for method in meths for net in (networks if method.startswith("mlp-") else (None,))}
     jobs = [
-        Job(method, data, _with_solver(spec, method, data), P.name)
+        Job(method, data, with_solver(spec, method, data), P.name)
         for variant in _data_variants(sizes)
         for K in grid_K
         for n in grid_n
@@ -338,12 +338,12 @@ def may_run_eigenpro(method: str, data: DataSpec, solver: SolverSpec) -> bool:
     return largest >= solver.exact_max_n
 
 
-def _with_solver(spec: Any, method: str, data: DataSpec) -> Any:
+def with_solver(spec: Any, method: str, data: DataSpec) -> Any:
     """A kernel or gated cell's spec naming the EigenPro revision when it may run EigenPro."""
     if isinstance(spec, KernelSpec) and may_run_eigenpro(method, data, spec.solver):
         return dataclasses.replace(spec, solver=dataclasses.replace(spec.solver, eigenpro_revision=EIGENPRO_REVISION))
     if isinstance(spec, GatedSpec):
-        return dataclasses.replace(spec, local=_with_solver(spec.local, method, data))
+        return dataclasses.replace(spec, local=with_solver(spec.local, method, data))
     return spec
 
 

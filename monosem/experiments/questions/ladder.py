@@ -1,0 +1,229 @@
+"""Finding 1b at the paper's scale: what closes the MLP's gap to the per-cluster oracle at K = 50.
+
+Figure 2's headline is that MLPs come "remarkably close" to the per-cluster oracles when the
+clusters are many (Section 3.2). The ``long`` profile trains networks a quarter of the paper's
+(width 1 024 and batch 1 024 against Appendix A.2's 4 096 / 4 096) at the paper's two smallest
+training sizes, and there the best MLP stays several times the better oracle at K = 50. This
+module declares the ladder that separates the candidate causes: starting from the ``long``
+profile's network it moves **one knob at a time** to the paper's network, under the A.2 protocol
+unchanged (its rates, 20 000-200 000 updates, stopping rules, kept checkpoint):
+
+1. width 1 024 -> 2 048 -> 4 096 at batch 1 024, n = 50 000;
+2. batch 1 024 -> 4 096 at width 4 096 (the paper's network), n = 50 000;
+3. the paper's network at n = 100 000 and 200 000.
+
+ReGLU (the better MLP of Figure 2) on every rung and ReLU on the paper's network; K = 50 the
+question, K = 10 (where the MLP already matches the oracle) the control. The per-cluster oracles
+(RFM and Laplace) have five runs at every n of the ladder; the networks run 0 on every rung and
+runs 1-4 where the verdict turns (:attr:`Rung.runs`).
+
+Every cell is an ordinary Figure 2 cell (the built-in ``mlp-*`` and ``oracle-*`` methods), so the
+first rung *is* the ``long`` profile's Figure 2 network at n = 50 000 (five recorded runs), and an
+oracle cell at n = 100 000 or 200 000 run 0 is the regime map's. The rungs beyond it train with
+the training step's fastest revision (:data:`~monosem.train.step.FASTEST_STEP_REVISION`: the
+same gradient to rounding, other last bits), which each cell's key names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ...checks import check_choice, check_int
+from ...profiles import Profile, get_profile
+from ...train.step import FASTEST_STEP_REVISION
+from ..cache import Job
+from ..cells import DataSpec
+from ..sweeps import Figure, method_spec, register_figure, with_solver
+from ..verdicts import Comparison, compare, scored
+from .sample_efficiency import ORACLE_FACTOR, ORACLES
+
+__all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
+           "STOP_REASONS"]
+
+#: what a rung changes against the rung before it
+KNOBS = ("start", "width", "batch", "n")
+#: how an A.2 network ends (``methods.stop_reason``): a network at the update cap is under-trained
+STOP_REASONS = ("target", "plateau", "cap")
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of the ladder: a network (width, batch) trained on ``n`` examples, reached from
+    the rung before by changing ``knob``; its networks exist for runs ``0 .. runs - 1``;
+    ``relu``: the ReLU network trains here too (the paper's network); ``step_revision``: the
+    training step's revision (``None``: the profile's, so that the first rung is the profile's
+    own Figure 2 cell)."""
+
+    knob: str
+    width: int
+    batch: int
+    n: int
+    runs: int = 1
+    relu: bool = False
+    step_revision: int | None = FASTEST_STEP_REVISION
+
+    def __post_init__(self) -> None:
+        check_choice(self.knob, "knob", KNOBS)
+        for name in ("width", "batch", "n", "runs"):
+            check_int(getattr(self, name), name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.width} x {self.batch}, n = {self.n:,}".replace(",", "\u2009")
+
+
+@dataclass(frozen=True)
+class LadderSizes:
+    """The ladder of a profile: its cluster counts (the question first, the control after), its
+    rungs in order, the test-set size and the oracles' runs at every n of the ladder."""
+
+    Ks: tuple[int, ...]
+    rungs: tuple[Rung, ...]
+    n_test: int
+    oracle_runs: int
+
+    @property
+    def ns(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(r.n for r in self.rungs))
+
+
+def _long_ladder() -> LadderSizes:
+    """The ``long`` profile's ladder: from its own Figure 2 network to the paper's (Appendix A.2's
+    width and batch and its training sizes, read from the ``paper`` profile)."""
+    long, paper = get_profile("long").sample_efficiency, get_profile("paper").sample_efficiency
+    w0, b0, n0 = long.width, long.batch, max(long.ns)
+    W, B = paper.width, paper.batch
+    bigger = tuple(n for n in paper.ns if n > n0)
+    rungs = (Rung("start", w0, b0, n0, runs=long.runs, step_revision=None),
+             *(Rung("width", w, b0, n0) for w in (2 * w0, W) if w <= W),
+             Rung("batch", W, B, n0, runs=5, relu=True),
+             *(Rung("n", W, B, n, relu=True) for n in bigger))
+    return LadderSizes(Ks=(50, 10), rungs=rungs, n_test=long.n_test, oracle_runs=long.runs)
+
+
+def _smoke_ladder() -> LadderSizes:
+    """A ladder of the same shape at the smoke profile's sizes (seconds; for the tests and the
+    smoke build of the page)."""
+    se = get_profile("smoke").sample_efficiency
+    w0, b0, n0 = se.width, se.batch // 4, min(se.ns)
+    rungs = (Rung("start", w0, b0, n0, step_revision=None), Rung("width", 2 * w0, b0, n0),
+             Rung("batch", 2 * w0, 4 * b0, n0, relu=True), Rung("n", 2 * w0, 4 * b0, max(se.ns), relu=True))
+    return LadderSizes(Ks=(10,), rungs=rungs, n_test=se.n_test, oracle_runs=1)
+
+
+_LADDERS = {"smoke": _smoke_ladder, "long": _long_ladder}
+
+
+def ladder_sizes(profile: str | Profile) -> LadderSizes | None:
+    """The ladder of ``profile`` (``None`` where the profile declares none)."""
+    P = get_profile(profile)
+    make = _LADDERS.get(P.name)
+    return make() if make is not None else None
+
+
+def _network_job(P: Profile, method: str, rung: Rung, K: int, run: int, n_test: int) -> Job:
+    spec = method_spec(method, P, (rung.width, rung.batch))
+    if rung.step_revision is not None:
+        spec = dataclasses.replace(spec, step_revision=int(rung.step_revision))
+    return Job(method, _data(K, rung.n, run, n_test), spec, P.name)
+
+
+def _data(K: int, n: int, run: int, n_test: int) -> DataSpec:
+    return DataSpec(int(K), int(n), int(run), int(n_test))
+
+
+def ladder_jobs(P: Profile) -> list[Job]:
+    """The ladder's cells at ``P``, cheapest first within each K: the oracles at every n, then run
+    0 of every rung's networks, then the further runs (so that one worker going down the list
+    fills every rung before it repeats one)."""
+    sizes = ladder_sizes(P)
+    if sizes is None:
+        return []
+    jobs: list[Job] = []
+    for K in sizes.Ks:
+        for n in sizes.ns:
+            for r in range(sizes.oracle_runs):
+                data = _data(K, n, r, sizes.n_test)
+                jobs += [Job(m, data, with_solver(method_spec(m, P), m, data), P.name) for m in ORACLES]
+        top = max(rung.runs for rung in sizes.rungs)
+        for run in range(top):
+            for rung in sizes.rungs:
+                if run < rung.runs:
+                    jobs += [_network_job(P, m, rung, K, run, sizes.n_test)
+                             for m in ("mlp-reglu", "mlp-relu") if m == "mlp-reglu" or rung.relu]
+    return list(dict.fromkeys(jobs))
+
+
+register_figure(Figure("ladder", "Finding 1b's scale ladder: width, batch and n from the long profile's network to the paper's",
+                       ("oracle-rfm", "oracle-laplace", "mlp-reglu", "mlp-relu"), ladder_sizes, jobs=ladder_jobs))
+
+
+def rung_of(job: Job, sizes: LadderSizes) -> Rung | None:
+    """The rung a network cell belongs to (``None`` for an oracle or a cell off the ladder)."""
+    spec = job.spec
+    if not job.method.startswith("mlp-"):
+        return None
+    for rung in sizes.rungs:
+        if (spec.width, spec.batch, job.n) == (rung.width, rung.batch, rung.n):
+            return rung
+    return None
+
+
+def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, K: int) -> list[tuple[Rung, Comparison]]:
+    """Finding 1b on every rung at ``K``: the rung's best MLP (the lower mean of its networks) /
+    the better oracle at the rung's n (the lower mean of :data:`ORACLES`, RFM by its best
+    iteration), judged on the means and run by run (:func:`~..verdicts.compare`, threshold
+    :data:`ORACLE_FACTOR`)."""
+    sizes = ladder_sizes(profile)
+    out = []
+    for rung in sizes.rungs if sizes else ():
+        own = {j: r for j, r in records.items() if j.K == K and (rung_of(j, sizes) == rung or (j.method in ORACLES and j.n == rung.n))}
+        means = {m: np.mean([scored(r) for j, r in own.items() if j.method == m]) for m in {j.method for j in own}}
+        mlps = [m for m in means if m.startswith("mlp-")]
+        oracles = [m for m in means if m in ORACLES]
+        if not mlps or not oracles:
+            continue
+        best, oracle = min(mlps, key=means.get), min(oracles, key=means.get)
+        out.append((rung, compare(own, "1b", best, oracle, K, rung.n, threshold=ORACLE_FACTOR)))
+    return out
+
+
+def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
+    """One row per (K, rung, network): the knob, the network and n, the runs, its test MSE (mean),
+    the better oracle's (mean over the same runs' data), their ratio, how many runs stopped at
+    each rule (the update cap: under-trained), the final training MSE and the one-core hours per
+    network."""
+    sizes = ladder_sizes(profile)
+    rows = []
+    for job, rec in records.items():
+        rung = rung_of(job, sizes) if sizes else None
+        if rung is None:
+            continue
+        m = rec["metrics"]
+        rows.append({"K": job.K, "rung": sizes.rungs.index(rung), "knob": rung.knob, "network": job.method.removeprefix("mlp-"),
+                     "width": rung.width, "batch": rung.batch, "n": rung.n, "run": job.run, "test MSE": float(m["test_mse"]),
+                     "stop": m.get("stop_reason"), "train MSE": m.get("best_train_mse", m.get("train_mse")),
+                     "core hours": (rec.get("timing") or {}).get("cpu_seconds", np.nan) / 3600})
+    if not rows:
+        return pd.DataFrame()
+    cells = pd.DataFrame(rows)
+    oracle = {}
+    for job, rec in records.items():
+        if job.method in ORACLES:
+            oracle.setdefault((job.K, job.n, job.method), []).append(scored(rec))
+    out = []
+    for (K, _rung, net), g in cells.groupby(["K", "rung", "network"], sort=True):
+        first = g.iloc[0]
+        better = min((np.mean(v) for (k, n, _), v in oracle.items() if k == K and n == first["n"]), default=np.nan)
+        stops = g["stop"].value_counts()
+        out.append({"K": K, "knob": first["knob"], "network": net, "width": first["width"], "batch": first["batch"],
+                    "n": first["n"], "runs": len(g), "test MSE": g["test MSE"].mean(), "better oracle": better,
+                    "MLP / oracle": g["test MSE"].mean() / better,
+                    **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
+                    "core hours per network": g["core hours"].mean()})
+    return pd.DataFrame(out)
