@@ -75,3 +75,25 @@ def test_a_rung_rejects_a_bad_knob_or_size():
     with pytest.raises((ValueError, TypeError), match="width"):
         ladder.Rung("width", 0, 64, 500)
     assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u2009000")
+
+
+def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(tmp_path):
+    """Its network is the ladder cell's (the same test MSE), its oracles the oracle cells' (the
+    same overall test MSE), and the per-link table adds the clusters up."""
+    cache = ResultCache(tmp_path)
+    records = run_figure("ladder", "smoke", cache=cache, n_jobs=1, progress=False)
+    gaps = run_figure("ladder-gap", "smoke", cache=cache, n_jobs=1, progress=False)
+    assert len(gaps) == sum(j.method.startswith("mlp-") for j in records)
+    for job, rec in gaps.items():
+        net = next(r for j, r in records.items() if j.method == f"mlp-{job.spec.network.activation}" and j.spec == job.spec.network
+                   and j.data == job.data)
+        assert rec["metrics"]["test_mse"] == pytest.approx(net["metrics"]["test_mse"], rel=1e-9)
+        rfm = next(r for j, r in records.items() if j.method == "oracle-rfm" and j.data == job.data)
+        assert rec["metrics"]["oracle_rfm_test_mse_by_iteration"] == pytest.approx(rfm["metrics"]["test_mse_by_iteration"], rel=1e-9)
+        assert sum(rec["metrics"]["units_by_cluster"]) == rec["metrics"]["n_active"]
+    frame = ladder.gap_frame(gaps)
+    by_link = ladder.gap_by_link(frame)
+    assert set(by_link["link"]) <= {"he2", "sin", "tanh"}
+    for _, g in by_link.groupby(["K", "network", "width", "batch", "n"]):
+        assert g["share of the excess"].sum() == pytest.approx(1.0)
+        assert g["clusters"].sum() == 10

@@ -38,7 +38,7 @@ from .legacy import legacy_config
 from .registry import METHODS
 from .sweeps import MIXED_LINK_D
 
-__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
+__all__ = ["compute", "compute_many", "plan", "dataset", "mse", "fit_oracle", "trained_mlp", "per_cluster_mse", "specialization", "load_mlp", "load_moe", "trained_moe", "max_stack", "stop_reason",
            "specialization_metrics", "source_job", "networks_to_retrain",
            "train_mlps", "load_network", "save_network"]
 
@@ -191,10 +191,12 @@ def compute_rfm(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     return _robust(its.pop("preds")[best], yte, **_per_cluster(job, cte)) | its | {"best_iteration": best, "solves": _rfm_solves(est)}
 
 
-def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+def fit_oracle(job: Job):
+    """The per-cluster oracle of an ``oracle-*`` cell fitted on its training set, and the cell's
+    test set ``(Xte, yte, cte)``."""
     k = job.spec
     solver = k.solver.kwargs(job.run, job.data.dtype)
-    _, (X, y, c), (Xte, yte, cte) = dataset(job)
+    _, (X, y, c), test = dataset(job)
     if job.method == "oracle-laplace":
         base = LaplaceKernelRegressor(bandwidth="median", **solver)
     else:
@@ -203,7 +205,11 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
     if largest >= k.solver.exact_max_n and k.solver.eigenpro_revision is None:
         raise RuntimeError(f"{job.label()}: a cluster of {largest} examples is solved by EigenPro, but the job's key does not name "
                            "the EigenPro revision (the bound of monosem.experiments.sweeps.may_run_eigenpro is wrong)")
-    oracle = PerClusterOracle(base).fit(X, y, groups=c)
+    return PerClusterOracle(base).fit(X, y, groups=c), test
+
+
+def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+    oracle, (Xte, yte, cte) = fit_oracle(job)
     solves = {"local_solves": _local_solves(oracle.estimators_[k] for k in oracle.clusters_.tolist())}
     if job.method == "oracle-laplace":
         return _robust(oracle.predict(Xte, groups=cte), yte, **_per_cluster(job, cte)) | solves
@@ -474,20 +480,38 @@ def networks_to_retrain(jobs: list[Job], cache: ResultCache) -> list[Job]:
     return [src for src in dict.fromkeys(sources) if src not in listed and _saved_network(cache, src) is None]
 
 
+def trained_mlp(src: Job, cache: ResultCache) -> MLP:
+    """The trained network of the ``mlp-*`` cell ``src``: from ``cache``, else trained now (its
+    result stored in ``cache`` too, as the runner would)."""
+    try:
+        if not cache.has(src):
+            raise FileNotFoundError(src.label())
+        return load_mlp(src, cache)
+    except FileNotFoundError:  # never trained, or its file was damaged and moved aside
+        t0, c0 = time.perf_counter(), time.process_time()
+        (metrics,) = train_mlps([src], cache)
+        cache.save(src, metrics, time.perf_counter() - t0, device=str(get_device()), cpu_seconds=time.process_time() - c0)
+        return load_mlp(src, cache)
+
+
+def per_cluster_mse(pred, y, clusters, K: int) -> list[float]:
+    """Every cluster's test MSE (NaN for a cluster without test points)."""
+    return _robust(pred, y, clusters, K)["test_mse_by_cluster"]
+
+
+def specialization(mlp: MLP, model) -> dict[str, Any]:
+    """:func:`_specialization` with the per-cluster counts: Figure 1's alignment statistics and,
+    per cluster, how many active neurons have it as their best-aligned cluster and how many of
+    those are specialized (A_j >= 0.71)."""
+    return _specialization(mlp, model, by_cluster=True)
+
+
 def compute_gated(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     gated = job.spec
     src = source_job(job)
     if cache is None:
         cache = ResultCache(tempfile.mkdtemp(prefix="monosem-"))
-    try:
-        if not cache.has(src):
-            raise FileNotFoundError(src.label())
-        mlp = load_mlp(src, cache)
-    except FileNotFoundError:  # never trained, or its file was damaged and moved aside
-        t0, c0 = time.perf_counter(), time.process_time()
-        (metrics,) = train_mlps([src], cache)
-        cache.save(src, metrics, time.perf_counter() - t0, device=str(get_device()), cpu_seconds=time.process_time() - c0)
-        mlp = load_mlp(src, cache)
+    mlp = trained_mlp(src, cache)
     _, (X, y, c), (Xte, yte, cte) = dataset(job)
     local = "rfm" if job.method == "gated-rfm" else "laplace"
     # page 09's swaps: the same pipeline with true-cluster routing or without the learned metric

@@ -33,17 +33,21 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+import torch
+
 from ...checks import check_choice, check_int
 from ...profiles import Profile, get_profile
 from ...train.step import FASTEST_STEP_REVISION
-from ..cache import Job
-from ..cells import DataSpec
+from ..cache import Job, ResultCache
+from ..cells import DataSpec, KernelSpec, NetworkSpec
+from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trained_mlp
+from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
-from ..verdicts import Comparison, compare, scored
+from ..verdicts import Comparison, compare, scored, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
-           "STOP_REASONS"]
+           "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link"]
 
 #: what a rung changes against the rung before it
 KNOBS = ("start", "width", "batch", "n")
@@ -226,4 +230,125 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                     "MLP / oracle": g["test MSE"].mean() / better,
                     **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
                     "core hours per network": g["core hours"].mean()})
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------ what the gap is made of
+#: the method of a gap cell: a ladder network and both oracles on the same data, scored cluster by cluster
+GAP = "ladder-gap"
+
+
+@dataclass(frozen=True)
+class GapSpec:
+    """A gap cell: the ``mlp-*`` network ``network`` of a ladder rung and the two per-cluster
+    oracles (their kernel specs), all on the cell's data, scored cluster by cluster."""
+
+    network: NetworkSpec
+    oracle_rfm: KernelSpec
+    oracle_laplace: KernelSpec
+
+    @property
+    def label(self) -> str:
+        return f"{self.network.activation} {self.network.width} x {self.network.batch} against the oracles, by cluster"
+
+
+def gap_job(network_job: Job) -> Job:
+    """The gap cell of a ladder network cell (same data; the oracles' specs as the ladder's)."""
+    P = get_profile(network_job.profile)
+    kernels = [with_solver(method_spec(m, P), m, network_job.data) for m in ("oracle-rfm", "oracle-laplace")]
+    return Job(GAP, network_job.data, GapSpec(network_job.spec, *kernels), network_job.profile)
+
+
+def _gap_source(gap: Job) -> Job:
+    return Job(f"mlp-{gap.spec.network.activation}", gap.data, gap.spec.network, gap.profile)
+
+
+def compute_gap(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+    """Per cluster of the cell's test set: the network's test MSE, each oracle's (RFM at every
+    iteration 0-3), the cluster's link and training count, and the network's units (active neurons
+    whose best-aligned predictive direction is the cluster's, and the specialized ones among them,
+    A_j >= 0.71: page 03's measures). The network comes from the cache, or is trained first."""
+    if cache is None:
+        raise ValueError("a gap cell reads (or trains into) a cache: its network is kept there")
+    src = _gap_source(job)
+    mlp = trained_mlp(src, cache)
+    model, (_, _, c), (Xte, yte, cte) = dataset(src)
+    with torch.no_grad():
+        pred = mlp(Xte.to(mlp.W.device, mlp.W.dtype)).double().cpu().numpy()
+    K = job.K
+    rfm, _ = fit_oracle(Job("oracle-rfm", job.data, job.spec.oracle_rfm, job.profile))
+    laplace, _ = fit_oracle(Job("oracle-laplace", job.data, job.spec.oracle_laplace, job.profile))
+    rfm_by_it = [per_cluster_mse(rfm.predict(Xte, groups=cte, iteration=t), yte, cte, K) for t in range(4)]
+    units = specialization(mlp, model)
+    mlp_by_cluster = per_cluster_mse(pred, yte, cte, K)
+    return {"test_mse": float(((pred.reshape(-1) - yte.double().numpy().reshape(-1)) ** 2).mean()),
+            "links": list(model.link_names),
+            "train_count_by_cluster": [int(v) for v in torch.bincount(torch.as_tensor(c), minlength=K)],
+            "test_count_by_cluster": [int(v) for v in torch.bincount(torch.as_tensor(cte), minlength=K)],
+            "mlp_by_cluster": mlp_by_cluster,
+            "oracle_rfm_by_cluster_by_iteration": rfm_by_it,
+            "oracle_rfm_test_mse_by_iteration": [float(np.average(np.nan_to_num(v), weights=np.bincount(cte.numpy(), minlength=K)))
+                                                 for v in rfm_by_it],
+            "oracle_laplace_by_cluster": per_cluster_mse(laplace.predict(Xte, groups=cte), yte, cte, K),
+            "n_active": units["n_active"], "frac_A071": units["frac_A071"],
+            "units_by_cluster": units["aligned_by_cluster"], "specialized_by_cluster": units["specialized_by_cluster"]}
+
+
+register_method(GAP, compute=compute_gap)
+
+
+def gap_jobs(P: Profile) -> list[Job]:
+    """A gap cell for every ladder network at its ladder's K (run 0 of every rung, then the
+    further runs, as the ladder)."""
+    return [gap_job(j) for j in ladder_jobs(P) if j.method.startswith("mlp-")]
+
+
+register_figure(Figure("ladder-gap", "What finding 1b's gap is made of: every ladder network against the oracles, cluster by cluster",
+                       (GAP,), ladder_sizes, jobs=gap_jobs))
+
+
+def gap_frame(records: Mapping[Job, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (gap cell, cluster): the rung's network, the cluster's link, training count,
+    the network's test MSE there, the better oracle's (the oracle with the lower overall test MSE,
+    RFM at the iteration the "best" rule picks over the whole test set), their ratio and the
+    network's units on the cluster."""
+    rows = []
+    for job, rec in records.items():
+        m, net = rec["metrics"], job.spec.network
+        it = scored_iteration(m["oracle_rfm_test_mse_by_iteration"], "best")
+        rfm = np.asarray(m["oracle_rfm_by_cluster_by_iteration"][it], dtype=float)
+        lap = np.asarray(m["oracle_laplace_by_cluster"], dtype=float)
+        counts = np.asarray(m["test_count_by_cluster"], dtype=float)
+        overall = {name: float(np.average(np.nan_to_num(v), weights=counts)) for name, v in (("RFM", rfm), ("Laplace", lap))}
+        better_name = min(overall, key=overall.get)
+        better = rfm if better_name == "RFM" else lap
+        mlp = np.asarray(m["mlp_by_cluster"], dtype=float)
+        for c in range(job.K):
+            rows.append({"K": job.K, "network": net.activation, "width": net.width, "batch": net.batch, "n": job.n, "run": job.run,
+                         "cluster": c, "link": m["links"][c], "train count": m["train_count_by_cluster"][c],
+                         "test count": int(counts[c]), "MLP": mlp[c], "oracle": better[c], "oracle kind": better_name,
+                         "MLP / oracle": mlp[c] / better[c], "units": m["units_by_cluster"][c],
+                         "specialized units": m["specialized_by_cluster"][c]})
+    return pd.DataFrame(rows)
+
+
+def gap_by_link(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (K, network, width, batch, n) and link: the clusters, the network's and the better
+    oracle's test MSE (test-count-weighted means over the clusters and runs), their ratio, the
+    share of the network's excess squared error (over the oracle's) that the link's clusters
+    carry, and the median units and specialized units per cluster."""
+    if frame.empty:
+        return frame
+    f = frame.assign(w_mlp=frame["MLP"] * frame["test count"], w_or=frame["oracle"] * frame["test count"],
+                     excess=(frame["MLP"] - frame["oracle"]) * frame["test count"])
+    keys = ["K", "network", "width", "batch", "n"]
+    total = f.groupby(keys)["excess"].sum()
+    out = []
+    for (*key, link), g in f.groupby([*keys, "link"], sort=True):
+        mlp, orc = g["w_mlp"].sum() / g["test count"].sum(), g["w_or"].sum() / g["test count"].sum()
+        out.append(dict(zip(keys, key)) | {"link": link, "clusters": g["cluster"].nunique(), "runs": g["run"].nunique(),
+                                           "MLP": mlp, "oracle": orc, "MLP / oracle": mlp / orc,
+                                           "share of the excess": g["excess"].sum() / total[tuple(key)],
+                                           "units per cluster": g["units"].median(),
+                                           "specialized per cluster": g["specialized units"].median()})
     return pd.DataFrame(out)
