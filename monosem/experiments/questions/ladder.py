@@ -43,10 +43,12 @@ from ..cells import DataSpec, KernelSpec, NetworkSpec
 from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trained_mlp
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
+from ..estimate import core_seconds
 from ..verdicts import Comparison, compare, scored, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
+           "under_trained", "plot_ladder",
            "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link"]
 
 #: what a rung changes against the rung before it
@@ -178,17 +180,28 @@ def rung_of(job: Job, sizes: LadderSizes) -> Rung | None:
     return None
 
 
-def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, K: int) -> list[tuple[Rung, Comparison]]:
-    """Finding 1b on every rung at ``K``: the rung's best MLP (the lower mean of its networks) /
-    the better oracle at the rung's n (the lower mean of :data:`ORACLES`, RFM by its best
-    iteration), judged on the means and run by run (:func:`~..verdicts.compare`, threshold
-    :data:`ORACLE_FACTOR`)."""
+def _rung_records(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, rung: Rung, K: int) -> dict:
+    """The records of ``rung`` at ``K``: its networks and both oracles at its n."""
+    return {j: r for j, r in records.items()
+            if j.K == K and (rung_of(j, sizes) == rung or (j.method in ORACLES and j.n == rung.n))}
+
+
+def _means(own: Mapping[Job, Mapping[str, Any]]) -> dict[str, float]:
+    return {m: float(np.mean([scored(r) for j, r in own.items() if j.method == m])) for m in sorted({j.method for j in own})}
+
+
+def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, K: int,
+                  network: str | None = None) -> list[tuple[Rung, Comparison]]:
+    """Finding 1b on every rung at ``K`` that has a network and an oracle: the rung's best MLP
+    (the lower mean of its networks, or ``network``) / the better oracle at the rung's n (the lower
+    mean of :data:`ORACLES`, RFM by its best iteration), on the means and run by run
+    (:func:`~..verdicts.compare`, threshold :data:`ORACLE_FACTOR`)."""
     sizes = ladder_sizes(profile)
     out = []
     for rung in sizes.rungs if sizes else ():
-        own = {j: r for j, r in records.items() if j.K == K and (rung_of(j, sizes) == rung or (j.method in ORACLES and j.n == rung.n))}
-        means = {m: np.mean([scored(r) for j, r in own.items() if j.method == m]) for m in {j.method for j in own}}
-        mlps = [m for m in means if m.startswith("mlp-")]
+        own = _rung_records(records, sizes, rung, K)
+        means = _means(own)
+        mlps = [m for m in means if m.startswith("mlp-") and (network is None or m == network)]
         oracles = [m for m in means if m in ORACLES]
         if not mlps or not oracles:
             continue
@@ -198,39 +211,102 @@ def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profi
 
 
 def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
-    """One row per (K, rung, network): the knob, the network and n, the runs, its test MSE (mean),
-    the better oracle's (mean over the same runs' data), their ratio, how many runs stopped at
-    each rule (the update cap: under-trained), the final training MSE and the one-core hours per
-    network."""
+    """One row per (K, rung, network): the knob it moves, the network and n, its runs, its mean
+    test MSE, the better oracle and its mean over the same runs' data, the ratio of the means
+    (finding 1b's measure), every run's own ratio, how many runs stopped by each rule (the update
+    cap: under-trained), the median final training MSE over the A.2 target, the one-core hours per
+    network, and finding 1b's verdict for that network (:func:`rung_verdicts`)."""
     sizes = ladder_sizes(profile)
     rows = []
-    for job, rec in records.items():
-        rung = rung_of(job, sizes) if sizes else None
-        if rung is None:
-            continue
-        m = rec["metrics"]
-        rows.append({"K": job.K, "rung": sizes.rungs.index(rung), "knob": rung.knob, "network": job.method.removeprefix("mlp-"),
-                     "width": rung.width, "batch": rung.batch, "n": rung.n, "run": job.run, "test MSE": float(m["test_mse"]),
-                     "stop": m.get("stop_reason"), "train MSE": m.get("best_train_mse", m.get("train_mse")),
-                     "core hours": (rec.get("timing") or {}).get("cpu_seconds", np.nan) / 3600})
-    if not rows:
-        return pd.DataFrame()
-    cells = pd.DataFrame(rows)
-    oracle = {}
-    for job, rec in records.items():
-        if job.method in ORACLES:
-            oracle.setdefault((job.K, job.n, job.method), []).append(scored(rec))
-    out = []
-    for (K, _rung, net), g in cells.groupby(["K", "rung", "network"], sort=True):
-        first = g.iloc[0]
-        better = min((np.mean(v) for (k, n, _), v in oracle.items() if k == K and n == first["n"]), default=np.nan)
-        stops = g["stop"].value_counts()
-        out.append({"K": K, "knob": first["knob"], "network": net, "width": first["width"], "batch": first["batch"],
-                    "n": first["n"], "runs": len(g), "test MSE": g["test MSE"].mean(), "better oracle": better,
-                    "MLP / oracle": g["test MSE"].mean() / better,
-                    **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
-                    "core hours per network": g["core hours"].mean()})
-    return pd.DataFrame(out)
+    for K in sizes.Ks if sizes else ():
+        for i, rung in enumerate(sizes.rungs):
+            own = _rung_records(records, sizes, rung, K)
+            for method in ("mlp-reglu", "mlp-relu"):
+                nets = {j: r for j, r in own.items() if j.method == method}
+                verdict = dict(rung_verdicts(own, profile, K, network=method)).get(rung)
+                if not nets or verdict is None:
+                    continue
+                ms = [r["metrics"] for r in nets.values()]
+                stops = pd.Series([m.get("stop_reason") for m in ms]).value_counts()
+                target = next(iter(nets)).spec.target_mse
+                core = [core_seconds(r) for r in nets.values()]
+                rows.append({"K": K, "rung": i, "knob": rung.knob, "network": method.removeprefix("mlp-"), "width": rung.width,
+                             "batch": rung.batch, "n": rung.n, "runs": verdict.runs, "test MSE": verdict.mean_a,
+                             "better oracle": verdict.b.removeprefix("oracle-"), "oracle MSE": verdict.mean_b,
+                             "MLP / oracle": verdict.mean_ratio,
+                             "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
+                             f"within {ORACLE_FACTOR:g}x": f"{verdict.wins} of {verdict.runs}",
+                             **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
+                             "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
+                             "core hours per network": float(np.mean([c for c in core if c is not None])) / 3600
+                             if any(c is not None for c in core) else float("nan"),
+                             "verdict": verdict.status})
+    return pd.DataFrame(rows)
+
+
+def under_trained(frame: pd.DataFrame) -> pd.Series:
+    """Whether a row's networks are under-trained: any of its runs stopped at the update cap."""
+    return frame["stopped: cap"] > 0
+
+
+def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, title: str = ""):
+    """One panel per K: every network's MLP / better-oracle ratio against the rung (points: runs;
+    line: the ratio of the means; open points: networks stopped at the update cap, under-trained),
+    with finding 1b's threshold."""
+    import matplotlib.pyplot as plt
+
+    from ... import plots
+
+    sizes = ladder_sizes(profile)
+    frame = ladder_frame(records, profile)
+    colors = {"reglu": "tab:red", "relu": "tab:blue"}
+    with plots.paper_style():
+        fig, axes = plt.subplots(1, len(sizes.Ks), figsize=(4.6 * len(sizes.Ks), 3.6), squeeze=False, layout="constrained")
+        for ax, K in zip(axes[0], sizes.Ks):
+            for net, color in colors.items():
+                rows = frame[(frame["K"] == K) & (frame["network"] == net)] if not frame.empty else frame
+                if rows.empty:
+                    continue
+                ax.plot(rows["rung"], rows["MLP / oracle"], color=color, lw=1.4, marker="s", ms=5,
+                        label=f"{'ReGLU' if net == 'reglu' else 'ReLU'} (ratio of means)")
+                for i, rung in enumerate(sizes.rungs):
+                    for rec, ratio in _per_run_ratios(records, profile, rung, K, f"mlp-{net}"):
+                        capped = rec["metrics"].get("stop_reason") == "cap"
+                        ax.plot([i], [ratio], ls="none", marker="o", ms=4, color=color, alpha=0.7,
+                                markerfacecolor="none" if capped else color)
+            ax.axhline(ORACLE_FACTOR, color="0.3", ls="--", lw=1)
+            ax.axhline(1.0, color="0.6", ls=":", lw=1)
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(sizes.rungs)), [_tick(r) for r in sizes.rungs], fontsize=8)
+            ax.set_title(f"K = {K}")
+            ax.set_ylabel("MLP / better oracle")
+        handles = [plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}x (finding 1b)"),
+                   plt.Line2D([], [], color="0.3", ls="none", marker="o", label="a run"),
+                   plt.Line2D([], [], color="0.3", ls="none", marker="o", markerfacecolor="none", label="a run at the update cap")]
+        lines = {}
+        for ax in axes[0]:
+            for h, label in zip(*ax.get_legend_handles_labels()):
+                lines.setdefault(label, h)
+        fig.legend([*lines.values(), *handles], [*lines, *(h.get_label() for h in handles)], loc="outside lower center", ncol=3)
+        if title:
+            fig.suptitle(title)
+    return fig
+
+
+def _tick(rung: Rung) -> str:
+    return f"{rung.width}\u00d7{rung.batch}\n{rung.n // 1000}k"
+
+
+def _per_run_ratios(records, profile: str | Profile, rung: Rung, K: int, method: str) -> list[tuple[Mapping, float]]:
+    """``[(record, MLP_r / oracle_r)]`` for the runs of ``method`` on ``rung``, against the better
+    oracle of the rung (by mean), as :func:`rung_verdicts` pairs them."""
+    sizes = ladder_sizes(profile)
+    own = _rung_records(records, sizes, rung, K)
+    verdict = dict(rung_verdicts(own, profile, K, network=method)).get(rung)
+    if verdict is None:
+        return []
+    nets = {j.run: r for j, r in own.items() if j.method == method}
+    return [(nets[run], ratio) for run, ratio in verdict.ratios if run in nets]
 
 
 # ------------------------------------------------------------------ what the gap is made of
