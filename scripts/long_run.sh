@@ -18,8 +18,9 @@
 # seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2 and Figure 4 cell at K = 2, 10, 50
 #          (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
 # ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder.py): "oracles" (both
-#          per-cluster oracles, five runs at every n of the ladder) or "networks" (run 0 of every
-#          rung, then runs 1-4 where the ladder declares them), at K = 50 then 10 (KS).
+#          per-cluster oracles, five runs at every n of the ladder), "networks" (run 0 of every
+#          rung, then runs 1-4 where the ladder declares them) or "gaps" (the per-cluster scoring
+#          of every finished network), at K = 50 then 10 (KS).
 # N: the training sizes to run (default: all of the phase's, ascending). KS: the cluster counts
 # (default: all of the phase's); two workers on disjoint KS use both cores without computing a
 # cell twice. What runs is exactly the profile's declared sweep (monosem/profiles.py), cut included.
@@ -40,10 +41,27 @@ case "$phase" in
 esac
 shift
 # a fresh machine (no cache): start from the cells already recorded in the package
-for fig in regime fig2 fig4 fig6 ladder; do $PY -m monosem record $fig --profile long --restore; done
+for fig in regime fig2 fig4 fig6 ladder ladder-gap; do $PY -m monosem record $fig --profile long --restore; done
 if [ "$phase" = ladder ]; then
   part=${1:-networks}
   for K in ${KS:-$default_Ks}; do
+    if [ "$part" = gaps ]; then
+      # the gap cells whose networks are finished (never one another worker is training)
+      $PY - "$K" <<'PYTHON'
+import sys
+from monosem.experiments.cache import ResultCache
+from monosem.experiments.methods import compute_many, plan
+from monosem.experiments.questions.ladder import ready_gap_jobs
+from monosem.experiments.runner import run_jobs
+from monosem.profiles import get_profile
+
+cache = ResultCache()
+jobs = ready_gap_jobs(get_profile("long"), cache, Ks=(int(sys.argv[1]),))
+run_jobs(jobs, compute_many, cache, desc="ladder-gap", plan=plan)
+PYTHON
+      $PY -m monosem record ladder-gap --profile long
+      continue
+    fi
     if [ "$part" = oracles ]; then
       $PY -m monosem run ladder --profile long --K $K --methods oracle-rfm oracle-laplace
       $PY -m monosem record ladder --profile long

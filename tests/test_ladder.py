@@ -17,6 +17,15 @@ from monosem.train.step import FASTEST_STEP_REVISION
 _KNOB_FIELDS = {"width": ("width",), "batch": ("batch",), "n": ("n",)}
 
 
+@pytest.fixture(scope="module")
+def smoke_ladder(tmp_path_factory):
+    """The smoke ladder and its gap cells, computed once (seconds)."""
+    cache = ResultCache(tmp_path_factory.mktemp("ladder"))
+    records = run_figure("ladder", "smoke", cache=cache, n_jobs=1, progress=False)
+    gaps = run_figure("ladder-gap", "smoke", cache=cache, n_jobs=1, progress=False)
+    return records, gaps
+
+
 @pytest.mark.parametrize("profile", ["smoke", "long"])
 def test_every_rung_moves_one_knob(profile):
     rungs = ladder.ladder_sizes(profile).rungs
@@ -55,15 +64,18 @@ def test_the_foot_of_the_ladder_is_the_long_profiles_figure2_cell():
     assert runs == sorted(runs)
 
 
-def test_the_smoke_ladder_runs_and_reports_how_every_network_stopped(tmp_path):
-    cache = ResultCache(tmp_path)
-    records = run_figure("ladder", "smoke", cache=cache, n_jobs=1, progress=False)
+def test_the_smoke_ladder_runs_and_reports_how_every_network_stopped(smoke_ladder):
+    records, _ = smoke_ladder
     frame = ladder.ladder_frame(records, "smoke")
     sizes = ladder.ladder_sizes("smoke")
     assert len(frame) == len(sizes.rungs) + sum(r.relu for r in sizes.rungs)
     stops = frame[[f"stopped: {s}" for s in ladder.STOP_REASONS]].sum(axis=1)
     assert (stops == frame["runs"]).all()
     assert (frame["MLP / oracle"] > 0).all()
+    frame_capped = frame[ladder.under_trained(frame)]
+    assert (frame_capped["stopped: cap"] > 0).all()
+    fig = ladder.plot_ladder(records, "smoke")
+    assert len(fig.axes) == len(sizes.Ks)
     verdicts = ladder.rung_verdicts(records, "smoke", K=10)
     assert [r for r, _ in verdicts] == list(sizes.rungs)
     assert all(c.runs == 1 and c.status in ("reproduces", "does not reproduce") for _, c in verdicts)
@@ -77,12 +89,10 @@ def test_a_rung_rejects_a_bad_knob_or_size():
     assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u2009000")
 
 
-def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(tmp_path):
+def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(smoke_ladder):
     """Its network is the ladder cell's (the same test MSE), its oracles the oracle cells' (the
     same overall test MSE), and the per-link table adds the clusters up."""
-    cache = ResultCache(tmp_path)
-    records = run_figure("ladder", "smoke", cache=cache, n_jobs=1, progress=False)
-    gaps = run_figure("ladder-gap", "smoke", cache=cache, n_jobs=1, progress=False)
+    records, gaps = smoke_ladder
     assert len(gaps) == sum(j.method.startswith("mlp-") for j in records)
     for job, rec in gaps.items():
         net = next(r for j, r in records.items() if j.method == f"mlp-{job.spec.network.activation}" and j.spec == job.spec.network
@@ -97,3 +107,25 @@ def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(tmp_p
     for _, g in by_link.groupby(["K", "network", "width", "batch", "n"]):
         assert g["share of the excess"].sum() == pytest.approx(1.0)
         assert g["clusters"].sum() == 10
+
+
+def test_the_page_numbers_come_from_the_records(smoke_ladder):
+    records, gaps = smoke_ladder
+    numbers = ladder.ladder_numbers(records, gaps, "smoke")
+    total = len(ladder.ladder_jobs(get_profile("smoke")))
+    assert numbers["ld_recorded"] == f"{total} of {total}"
+    assert numbers["ld_paper_verdict"].split(":")[0] in ("reproduces", "does not reproduce")
+    assert "1 run" in numbers["ld_paper_scale"] and "not recorded" not in numbers["ld_steps"]
+    assert "of the excess" in numbers["ld_gap"]
+    empty = ladder.ladder_numbers({}, {}, "smoke")
+    assert empty["ld_recorded"] == f"0 of {total}" and empty["ld_paper_verdict"].startswith("not computed")
+    assert empty["ld_gap"] == "not recorded yet"
+
+
+def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
+    records, _ = smoke_ladder
+    rows = ladder.ladder_claims(records, "04_sample_efficiency", "smoke")
+    sizes = ladder.ladder_sizes("smoke")
+    assert len(rows) == len(sizes.rungs) - 1
+    for row, rung in zip(rows, sizes.rungs[1:]):
+        assert f"width {rung.width}" in row.scale and f"batch {rung.batch}" in row.scale and "1 run" in row.scale

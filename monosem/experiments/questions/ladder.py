@@ -44,11 +44,12 @@ from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trai
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from ..estimate import core_seconds
-from ..verdicts import Comparison, compare, scored, scored_iteration
+from ..verdicts import Claim, Comparison, compare, scored, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
-           "under_trained", "plot_ladder",
+           "under_trained", "plot_ladder", "ladder_numbers", "ladder_setup", "ladder_claims",
+           "ready_gap_jobs",
            "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link"]
 
 #: what a rung changes against the rung before it
@@ -428,3 +429,109 @@ def gap_by_link(frame: pd.DataFrame) -> pd.DataFrame:
                                            "units per cluster": g["units"].median(),
                                            "specialized per cluster": g["specialized units"].median()})
     return pd.DataFrame(out)
+
+
+def _scale(rung: Rung, runs: int) -> str:
+    return f"width {rung.width:,}, batch {rung.batch:,}, n = {rung.n:,}, {runs} run{'s' if runs != 1 else ''}".replace(",", "\u2009")
+
+
+def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
+                   profile: str | Profile = "long") -> dict[str, str]:
+    """The numbers and sentences page 04 quotes from the ladder, every one computed from the
+    records: how many cells are recorded, the best MLP's ratio to the oracle on every rung at the
+    question's K (with its runs and how many of them stopped at the cap), finding 1b's verdict on
+    the paper's network with its scale, whether the cap binds, and what the gap is made of."""
+    sizes = ladder_sizes(profile)
+    declared = ladder_jobs(get_profile(profile))
+    out = {"ld_recorded": f"{sum(j in records for j in declared)} of {len(declared)}", "ld_factor": f"{ORACLE_FACTOR:g}"}
+    K = sizes.Ks[0]
+    frame = ladder_frame(records, profile)
+    verdicts = dict(rung_verdicts(records, profile, K))
+    steps = []
+    for i, rung in enumerate(sizes.rungs):
+        c = verdicts.get(rung)
+        if c is None:
+            steps.append(f"{rung.label}: not recorded yet")
+            continue
+        rows = frame[(frame["K"] == K) & (frame["rung"] == i) & (frame["network"] == c.a.removeprefix("mlp-"))]
+        capped = int(rows["stopped: cap"].sum())
+        steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {c.runs} run{'s' if c.runs != 1 else ''}, "
+                     f"{capped} at the update cap)")
+    out["ld_steps"] = "; ".join(steps)
+    paper = next(r for r in sizes.rungs if r.knob == "batch")
+    c = verdicts.get(paper)
+    out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
+    out["ld_paper_verdict"] = (f"{c.status}: the best MLP is {c.evidence}" if c else
+                               "not computed: the paper's network is not recorded yet at this n")
+    capped_rows = frame[(frame["K"] == K) & under_trained(frame)] if not frame.empty else frame
+    if capped_rows.empty:
+        out["ld_cap"] = "no recorded ladder network at this K stops at the update cap"
+    else:
+        parts = [f"{r['network']} {sizes.rungs[int(r['rung'])].label} ({int(r['stopped: cap'])} of {int(r['runs'])}, "
+                 f"training MSE {r['train MSE / target']:.1f}\u00d7 the target)" for _, r in capped_rows.iterrows()]
+        out["ld_cap"] = "the networks that stop at the update cap, under-trained by A.2's own rule: " + "; ".join(parts)
+    by_link = gap_by_link(gap_frame({j: r for j, r in gaps.items() if j.K == K}))
+    if by_link.empty:
+        out["ld_gap"] = "not recorded yet"
+    else:
+        # the highest rung with gap cells, its ReGLU network (the better MLP) where it has one
+        mine = by_link[by_link["network"] == "reglu"] if (by_link["network"] == "reglu").any() else by_link
+        rung_key = mine[["width", "batch", "n"]].apply(tuple, axis=1)
+        last = mine[rung_key == rung_key.max()]
+        head = last.iloc[0]
+        parts = [f"{r['link']}: {r['share of the excess']:.0%} of the excess, {r['MLP / oracle']:.1f}\u00d7 the oracle, "
+                 f"{r['units per cluster']:g} units per cluster ({r['specialized per cluster']:g} specialized)"
+                 for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
+        out["ld_gap"] = (f"{head['network']} {int(head['width'])} \u00d7 {int(head['batch'])} at n = {int(head['n']):,}, "
+                         f"{int(last['runs'].max())} run(s): ".replace(",", "\u2009") + "; ".join(parts))
+    return out
+
+
+def _n(v: int) -> str:
+    return f"{v:,}".replace(",", "\u2009")
+
+
+def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
+    """The ladder's design in words, from its declaration (for the page's prose): its rungs knob
+    by knob, its Ks, the units per cluster of its first and last networks at the question's K,
+    the update cap and the runs."""
+    sizes = ladder_sizes(profile)
+    first, paper = sizes.rungs[0], next(r for r in sizes.rungs if r.knob == "batch")
+    widths = [r for r in sizes.rungs if r.knob in ("start", "width")]
+    ns = [r.n for r in sizes.rungs if r.knob == "n"]
+    K, control = sizes.Ks[0], sizes.Ks[-1]
+    net = method_spec("mlp-reglu", get_profile(profile), (first.width, first.batch))
+    return {"ld_K": str(K), "ld_K_control": str(control),
+            "ld_units_first": f"{first.width / K:.0f}", "ld_units_paper": f"{paper.width / K:.0f}",
+            "ld_batch_share": f"{first.batch / paper.batch:.2g}",
+            "ld_width_path": " \u2192 ".join(_n(r.width) for r in widths), "ld_batch_first": _n(first.batch),
+            "ld_batch_paper": _n(paper.batch), "ld_width_paper": _n(paper.width), "ld_n_first": _n(first.n),
+            "ld_ns_more": " and ".join(_n(n) for n in ns), "ld_min_steps": _n(net.min_steps), "ld_max_steps": _n(net.max_steps),
+            "ld_oracle_runs": str(sizes.oracle_runs), "ld_paper_runs": str(paper.runs), "ld_first_runs": str(first.runs)}
+
+
+def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:
+    """Finding 1b on every recorded rung above the ladder's foot (the foot is the profile's own
+    Figure 2 verdict), each a row of the verdict box and the status page that names its scale."""
+    from .sample_efficiency import CLAIMS
+
+    sizes = ladder_sizes(profile)
+    K = sizes.Ks[0]
+    return [Claim(page, CLAIMS["1b"], f"{get_profile(profile).name} ladder (recorded), K = {K}, {_scale(rung, c.runs)}",
+                  c.status, f"{c.a.removeprefix('mlp-')} / {c.b}: {c.evidence}")
+            for rung, c in rung_verdicts(records, profile, K) if rung.knob != "start"]
+
+
+def ready_gap_jobs(P: Profile, cache: ResultCache, Ks: tuple[int, ...] | None = None) -> list[Job]:
+    """The gap cells at ``P`` that can run now without training a network another worker may be
+    training: those whose network is finished in ``cache`` (its result there), and those of the
+    ladder's foot (the profile's own Figure 2 networks, which the ladder never trains: a gap cell
+    retrains its recorded network)."""
+    sizes = ladder_sizes(P)
+    foot = sizes.rungs[0] if sizes else None
+    out = []
+    for job in gap_jobs(P):
+        src = _gap_source(job)
+        if (Ks is None or job.K in Ks) and not cache.has(job) and (cache.has(src) or rung_of(src, sizes) == foot):
+            out.append(job)
+    return out
