@@ -16,3 +16,20 @@ def test_aggregate_mean_and_std(tmp_path):
     cell = next(c for c in cells if c.K == 2 and c.n == 10)
     assert cell.runs == 2 and cell.mean == pytest.approx(1 / 20 + 5e-4)
     assert cell.std == pytest.approx((2 * (5e-4) ** 2) ** 0.5)
+
+
+def test_a_network_at_the_update_cap_is_marked_in_the_curve_tables():
+    """The runs that stopped at A.2's cap are counted per network cell, and the page's table says
+    so beside the mean; a kernel or a network that stopped by another rule gets no mark."""
+    from monosem.experiments.results import curve_table, with_spread
+    from monosem.experiments.sweeps import sweep
+
+    jobs = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu", "mlp-reglu", "oracle-rfm"])
+    reasons = {"mlp-relu": "cap", "mlp-reglu": "target"}
+    records = {j: {"metrics": {"test_mse": 0.5, "stop_reason": reasons.get(j.method)} if j.method in reasons
+                   else {"test_mse": 0.25}} for j in jobs}
+    table = curve_table(records)
+    assert table[("mlp-relu", "at cap")].tolist() == [1]
+    assert ("mlp-reglu", "at cap") not in table.columns and ("oracle-rfm", "at cap") not in table.columns
+    shown = with_spread(table)
+    assert shown["mlp-relu"].tolist() == ["0.5 (1 at cap)"] and shown["mlp-reglu"].tolist() == ["0.5"]

@@ -18,7 +18,8 @@ __all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solv
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of a curve: ``method`` at ``(K, n)``, over ``runs`` runs."""
+    """One point of a curve: ``method`` at ``(K, n)``, over ``runs`` runs; ``capped`` of them
+    (networks) stopped at the update cap, under-trained by Appendix A.2's own rule."""
 
     method: str
     K: int
@@ -27,6 +28,7 @@ class Cell:
     mean: float
     std: float
     median: float
+    capped: int = 0
 
 
 def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "best") -> list[Cell]:
@@ -34,14 +36,17 @@ def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "b
     bands) and median of ``metric`` over runs, per (method, K, n); the test MSE of every RFM
     variant scored by ``rule`` (:func:`~.verdicts.scored`)."""
     groups: dict[tuple[str, int, int], list[float]] = defaultdict(list)
+    capped: dict[tuple[str, int, int], int] = defaultdict(int)
     for job, rec in records.items():
         value = scored(rec, rule, metric)
         if value is not None:
             groups[(job.method, job.K, job.n)].append(float(value))
+            capped[(job.method, job.K, job.n)] += rec["metrics"].get("stop_reason") == "cap"
     cells = []
     for (method, K, n), vals in sorted(groups.items()):
         v = np.asarray(vals)
-        cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v))))
+        cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v)),
+                          capped[(method, K, n)]))
     return cells
 
 
@@ -58,8 +63,9 @@ def verdict(ok: bool | None) -> str:
 def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, metric: str = "test_mse",
                 rule: str = "best") -> pd.DataFrame:
     """The numbers behind a figure's curves: one row per (K, n), per method the mean and std of
-    ``metric`` over runs (std empty for one run, and left out when no cell has more), and the
-    number of runs; every RFM variant scored by ``rule``."""
+    ``metric`` over runs (std empty for one run, and left out when no cell has more), for a
+    network the runs that stopped at the update cap (left out when none did), and the number of
+    runs; every RFM variant scored by ``rule``."""
     cells = aggregate(records, metric, rule)
     methods = list(methods) if methods is not None else sorted({c.method for c in cells})
     by = {(c.method, c.K, c.n): c for c in cells}
@@ -70,6 +76,8 @@ def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, 
             c = by.get((m, K, n))
             row[(m, "mean")] = c.mean if c else float("nan")
             row[(m, "std")] = c.std if c and c.runs > 1 else float("nan")
+            if c is not None and c.capped:
+                row[(m, "at cap")] = c.capped
         row[("", "runs")] = max((by[(m, K, n)].runs for m in methods if (m, K, n) in by), default=0)
         rows[(K, n)] = row
     frame = pd.DataFrame.from_dict(rows, orient="index")
@@ -78,21 +86,26 @@ def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, 
         frame.columns = pd.MultiIndex.from_tuples(frame.columns)
         if frame[("", "runs")].max() <= 1:  # one run everywhere: no spread to show
             frame = frame.drop(columns=[c for c in frame.columns if c[1] == "std"])
+        capped = [c for c in frame.columns if c[1] == "at cap"]
+        frame[capped] = frame[capped].fillna(0).astype(int)
     return frame
 
 
 def with_spread(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     """A :func:`curve_table` for reading at page width: per method one column ``mean ± std`` (the
-    std left out where a cell has one run), ``digits`` significant digits, and the runs. The
-    numbers themselves stay in :func:`curve_table` (and its CSV export)."""
+    std left out where a cell has one run; "(k at cap)" where k of a network's runs stopped at the
+    update cap, under-trained), ``digits`` significant digits, and the runs. The numbers
+    themselves stay in :func:`curve_table` (and its CSV export)."""
     if frame.empty:
         return frame
     out = {}
     for method in dict.fromkeys(m for m, _ in frame.columns if m):
         mean = frame[(method, "mean")]
         std = frame[(method, "std")] if (method, "std") in frame.columns else pd.Series(np.nan, index=frame.index)
-        out[method] = [("-" if np.isnan(m) else f"{m:.{digits}g}" + ("" if np.isnan(s) else f" ± {s:.{digits - 1}g}"))
-                       for m, s in zip(mean, std)]
+        capped = frame[(method, "at cap")] if (method, "at cap") in frame.columns else pd.Series(0, index=frame.index)
+        out[method] = [("-" if np.isnan(m) else f"{m:.{digits}g}" + ("" if np.isnan(s) else f" ± {s:.{digits - 1}g}")
+                        + (f" ({k} at cap)" if k else ""))
+                       for m, s, k in zip(mean, std, capped)]
     out["runs"] = list(frame[("", "runs")])
     return pd.DataFrame(out, index=frame.index)
 
