@@ -200,3 +200,42 @@ def test_same_instruction_set_names_the_code_path_of_a_record(monkeypatch):
     monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
     assert not same_instruction_set(here)
     assert same_instruction_set({"machine": here["machine"] | {"mkl_cbwr": "COMPATIBLE"}})
+
+
+def test_the_ladder_verdicts_follow_from_the_recorded_runs():
+    """Finding 1b on every recorded rung of the ladder, recomputed from the recorded per-run test
+    MSEs by hand (best MLP and better oracle by their means, RFM by its best iteration; within 2x
+    on the means and in 4 of 5 runs), agrees with what page 04 prints, and every row names its scale."""
+    import numpy as np
+
+    from monosem.experiments.questions import ladder
+
+    records = load_recorded_cells(sweep("ladder", "long"), "long")
+    sizes = ladder.ladder_sizes("long")
+    K = sizes.Ks[0]
+
+    def score(rec):
+        m = rec["metrics"]
+        return min(m["test_mse_by_iteration"]) if m.get("test_mse_by_iteration") else m["test_mse"]
+
+    verdicts = dict(ladder.rung_verdicts(records, "long", K))
+    assert sizes.rungs[0] in verdicts, "the foot of the ladder (the long profile's Figure 2 cell) is recorded"
+    for rung, c in verdicts.items():
+        nets = {j: r for j, r in records.items() if j.K == K and ladder.rung_of(j, sizes) == rung}
+        oracles = {j: r for j, r in records.items() if j.K == K and j.method in ("oracle-rfm", "oracle-laplace") and j.n == rung.n}
+        mean = {m: np.mean([score(r) for j, r in {**nets, **oracles}.items() if j.method == m]) for m in {j.method for j in {**nets, **oracles}}}
+        best = min((m for m in mean if m.startswith("mlp-")), key=mean.get)
+        oracle = min((m for m in mean if m.startswith("oracle-")), key=mean.get)
+        a = {j.run: score(r) for j, r in nets.items() if j.method == best}
+        b = {j.run: score(r) for j, r in oracles.items() if j.method == oracle}
+        runs = sorted(set(a) & set(b))
+        ratio = np.mean([a[r] for r in runs]) / np.mean([b[r] for r in runs])
+        wins = sum(a[r] / b[r] < 2 for r in runs)
+        assert (c.a, c.b, c.runs, c.wins) == (best, oracle, len(runs), wins)
+        assert c.mean_ratio == pytest.approx(ratio)
+        if ratio < 2 and wins >= 0.8 * len(runs):
+            assert c.status == "reproduces"
+        elif ratio >= 2 and len(runs) - wins >= 0.8 * len(runs):
+            assert c.status == "does not reproduce"
+    for row in ladder.ladder_claims(records, "04_sample_efficiency"):
+        assert "width" in row.scale and "batch" in row.scale and "n =" in row.scale and "run" in row.scale
