@@ -117,9 +117,10 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert numbers["ld_paper_verdict"].split(":")[0] in ("reproduces", "does not reproduce")
     assert "1 run" in numbers["ld_paper_scale"] and "not recorded" not in numbers["ld_steps"]
     assert "of the excess" in numbers["ld_gap"]
+    assert "stop at A.2's cap" in numbers["ld_paper_cap"]
     empty = ladder.ladder_numbers({}, {}, "smoke")
     assert empty["ld_recorded"] == f"0 of {total}" and empty["ld_paper_verdict"].startswith("not computed")
-    assert empty["ld_gap"] == "not recorded yet"
+    assert empty["ld_gap"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
 def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):

@@ -463,6 +463,15 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
     out["ld_paper_verdict"] = (f"{c.status}: the best MLP is {c.evidence}" if c else
                                "not computed: the paper's network is not recorded yet at this n")
+    at_paper = frame[(frame["K"] == K) & (frame["rung"] == sizes.rungs.index(paper))] if not frame.empty else frame
+    if at_paper.empty:
+        out["ld_paper_cap"] = "whether A.2's own update cap binds on the paper's network is not known yet (not recorded)"
+    else:
+        parts = [f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']} networks" for _, r in at_paper.iterrows()]
+        binds = bool(at_paper["stopped: cap"].sum())
+        out["ld_paper_cap"] = (f"on the paper's own network and protocol, {' and '.join(parts)} stop at A.2's cap of "
+                               f"{_n(_max_steps(profile))} updates"
+                               + (": the paper's cap binds, a finding about the paper's protocol" if binds else ": the cap does not bind there"))
     capped_rows = frame[(frame["K"] == K) & under_trained(frame)] if not frame.empty else frame
     if capped_rows.empty:
         out["ld_cap"] = "no recorded ladder network at this K stops at the update cap"
@@ -485,6 +494,11 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         out["ld_gap"] = (f"{head['network']} {int(head['width'])} \u00d7 {int(head['batch'])} at n = {int(head['n']):,}, "
                          f"{int(last['runs'].max())} run(s): ".replace(",", "\u2009") + "; ".join(parts))
     return out
+
+
+def _max_steps(profile: str | Profile) -> int:
+    """A.2's update cap at ``profile``."""
+    return method_spec("mlp-reglu", get_profile(profile)).max_steps
 
 
 def _n(v: int) -> str:
