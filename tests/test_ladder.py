@@ -66,7 +66,8 @@ def test_the_smoke_ladder_runs_and_reports_how_every_network_stopped(tmp_path):
     assert (frame["MLP / oracle"] > 0).all()
     verdicts = ladder.rung_verdicts(records, "smoke", K=10)
     assert [r for r, _ in verdicts] == list(sizes.rungs)
-    assert all(c.runs == 1 and c.status in ("reproduces", "does not reproduce") for _, c in verdicts)
+    # one run per rung: the most a rung can show is "indicated", a negative result is "not settled"
+    assert all(c.runs == 1 and c.status in ("indicated", "not settled") for _, c in verdicts)
 
 
 def test_a_rung_rejects_a_bad_knob_or_size():
