@@ -93,7 +93,7 @@ def test_separation_findings_quote_the_result():
     from monosem.profiles import get_profile
 
     (claim,) = separation_claims(found, "08_theorem2_separation", "smoke", get_profile("smoke").theorem2)
-    assert claim.label == "indicated (1 run)" and claim.runs == 1 and claim.n.endswith("K ≤ 4")
+    assert claim.label == "indicated (1 run)" and claim.runs == 1 and claim.n.endswith("K ≤ 4 (each point one run)")
     rows[1]["test_mse"] = 0.2  # the MLP at K = 2 now gets worse with n
     assert separation_findings(SeparationResult(rows=rows))["direction_holds"] == "partly"
 

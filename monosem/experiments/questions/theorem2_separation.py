@@ -26,6 +26,7 @@ from ...theory.hermite import clipped_ramp_moments
 from ...theory.kernel_bound import kernel_lower_bound
 from ...theory.separation import agop_bayes_lower_bound
 from ..cache import Job, ResultCache
+from ..results import thousands
 from ..runner import run_jobs
 from ..registry import register_plot, register_rows
 from ..sweeps import Figure, register_figure
@@ -369,8 +370,8 @@ def separation_claims(findings: dict[str, str], page: str, profile: str, sizes) 
                 (float(misses),) if misses else (), high=0.0, closed=True)
     return [Claim.judged(page, "Theorem 2's direction at finite size: kernel error grows with K, the MLP's falls with n", [part],
                          findings["direction"], profile=profile, width=f"{sizes.mlp_width_per_cluster} neurons per cluster",
-                         batch=f"full batch up to {FrobeniusMLPConfig().max_batch} examples", n=f"K^A-scaled up to {sizes.n_max}, K ≤ {max(sizes.Ks)}",
-                         detail="one run per point")]
+                         batch=f"full batch up to {thousands(FrobeniusMLPConfig().max_batch)} examples",
+                         n=f"n = ceil({sizes.n_scale:g} K^A) up to {thousands(sizes.n_max)}, K ≤ {max(sizes.Ks)} (each point one run)")]
 
 
 def theorem2_rows(records: dict) -> list[dict[str, Any]]:
