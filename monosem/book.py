@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
 from .atomic import atomic_write_json
-from .experiments.verdicts import Claim
+from .experiments.verdicts import Claim, rule_text
 
 __all__ = ["glue", "table_style", "verdict_box", "findings_box", "publish_claims", "load_claims"]
 
@@ -47,8 +47,10 @@ def verdict_box(claims: Iterable[Claim]):
 
     rows = ["| the paper's claim | scale | verdict | the numbers |", "|---|---|---|---|"]
     for c in claims:
-        rows.append(f"| {c.claim} | {c.scale} | **{c.verdict}** | {c.evidence} |")
-    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, ":::"]))
+        # an indicated claim is set apart: it names its runs and is not in bold like a settled one
+        shown = f"*{c.label}*" if c.verdict == "indicated" else f"**{c.label}**"
+        rows.append(f"| {c.claim} | {c.scale} | {shown} | {c.evidence} |")
+    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, "", rule_text(), ":::"]))
 
 
 def findings_box(findings: Iterable[tuple[str, str, str]]):
@@ -70,13 +72,15 @@ def publish_claims(page: str, claims: Iterable[Claim]) -> list[Claim]:
     folder = os.environ.get("MONOSEM_CLAIMS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        atomic_write_json(Path(folder) / f"{page}.json", [asdict(c) for c in claims])
+        atomic_write_json(Path(folder) / f"{page}.json", [c.to_json() for c in claims])
     return claims
 
 
 def load_claims(folder: str | os.PathLike) -> pd.DataFrame:
-    """Every page's claims written by :func:`publish_claims` into ``folder``, one row each."""
+    """Every page's claims written by :func:`publish_claims` into ``folder``, one row each: the
+    fields of :class:`~.experiments.verdicts.Claim`, its scale in words (``scale``) and its verdict
+    as printed (``label``, e.g. "indicated (1 run)")."""
     rows = []
     for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else ():
         rows += json.loads(path.read_text(encoding="utf-8"))
-    return pd.DataFrame(rows, columns=[f.name for f in fields(Claim)])
+    return pd.DataFrame(rows, columns=[f.name for f in fields(Claim)] + ["scale", "label"])

@@ -20,13 +20,27 @@ def test_drift_at_smoke_counts_add_up():
     assert max(len(line) for line in drift.drift_findings(rows).splitlines()) <= 80
     assert drift.drift_frame([]).empty and list(drift.drift_frame([]).columns) == list(df.columns)
     # the verdict follows the numbers
-    made = dict(r) | {"spec_phase2": 10, "realigned": 7, "recruited": 3, "realigned_cosine": 0.8,
+    made = dict(r) | {"spec_phase1": 10, "active_phase1": 20, "spec_phase2": 10, "realigned": 7, "recruited": 3, "lost": 3, "realigned_cosine": 0.8,
                       "continued_test": 0.1, "scratch_test": 0.2}
     for text in (drift.drift_findings([made]), drift.drift_answer([made])):
-        assert "mostly re-aligned" in text and "phase 1 helps" in text
-    made |= {"realigned": 2, "recruited": 8, "continued_test": 0.3}
+        assert "mostly re-aligned" in text and "most re-aligned" in text and "phase 1 helps" in text
+    made |= {"realigned": 2, "recruited": 8, "lost": 8, "continued_test": 0.3}
     for text in (drift.drift_findings([made]), drift.drift_answer([made])):
-        assert "mostly recruited" in text and "phase 1 hurts" in text
+        assert "mostly recruited" in text and "most lost" in text and "phase 1 hurts" in text
+
+
+def test_the_drift_box_says_most_specialists_were_lost_when_they_were():
+    """The new specialists can be mostly re-aligned while most of the old ones were lost (205 of
+    252 lost, 41 re-aligned, 19 recruited): the box gives both counts and does not say "re-aligned"
+    of the neurons at large."""
+    row = {"angle": 60.0, "spec_phase1": 252, "active_phase1": 400, "spec_phase2": 60, "realigned": 41, "recruited": 19, "lost": 205,
+           "continued_test": 0.1, "scratch_test": 0.2}
+    answer = drift.drift_answer([row])
+    assert "of 252 specialized neurons 41 re-aligned and 205 lost (most lost)" in answer
+    assert "the new specialists mostly re-aligned (41 re-aligned, 19 recruited)" in answer
+    # without specialized neurons after phase 1 there is nothing to follow the drift
+    answer = drift.drift_answer([row | {"spec_phase1": 0, "realigned": 0, "lost": 0}])
+    assert answer.startswith("60 degrees: not answered at this scale, the premise is absent (0 of 400 active neurons")
 
 
 def test_drift_is_cells_of_the_result_store(tmp_path, monkeypatch):

@@ -60,3 +60,21 @@ def test_overlap_at_smoke_gives_table_findings_and_bayes_risk(tmp_path, monkeypa
     out = tmp_path / "overlap.png"
     assert main(["plot", "overlap", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000
+
+
+def _gamma_row(gamma: float, mlp: float, rfm: float, relu_share: float | None, reglu_share: float | None) -> dict:
+    return {"gamma": gamma, "mlp-relu": mlp, "mlp-reglu": mlp * 1.1, "rfm": rfm, "gated-rfm": rfm * 1.2,
+            "relu_frac_A071": relu_share, "reglu_frac_A071": reglu_share}
+
+
+def test_the_overlap_box_says_the_premise_is_absent_without_specialized_neurons():
+    """With almost no specialized neurons at the paper's gamma (0.39 % ReLU, 0 % ReGLU gate) the
+    box does not conclude where specialization stops helping; with them, it does."""
+    absent = [_gamma_row(4.0, 0.05, 0.1, 0.0039, 0.0), _gamma_row(1.0, 0.2, 0.1, 0.001, 0.0)]
+    answer = overlap.overlap_answer(absent)
+    assert answer.startswith("not answered at this scale: the premise is absent") and "stops helping" not in answer
+    assert "0.39 % (ReLU) and 0 % (ReGLU gate)" in answer and f"{100 * overlap.PREMISE_SHARE:.2g} %" in answer
+    assert overlap.premise(absent)[0] is False
+    present = [_gamma_row(4.0, 0.05, 0.1, 0.4, 0.6), _gamma_row(1.0, 0.2, 0.1, 0.3, 0.5)]
+    assert overlap.overlap_answer(present).startswith("specialization stops helping at gamma = 1")
+    assert overlap.premise([])[0] is None

@@ -52,3 +52,46 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
     out = tmp_path / "zipf.png"
     assert main(["plot", "zipf", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000
+
+
+def _zipf_row(s: float, mse: dict[str, list[float]]) -> dict:
+    pi = [0.5 ** c for c in range(10)] if s else [0.1] * 10
+    return {"s": s, "K": 10, "pi": pi, "n_train": [round(1000 * p / sum(pi)) for p in pi], "relu_neurons": None,
+            "relu_specialized": None, "reglu_neurons": None, "reglu_specialized": None,
+            **mse, **{f"{m}_mean": sum(v) / 10 for m, v in mse.items()}}
+
+
+def test_the_rare_regime_box_does_not_rest_on_one_cluster():
+    """The oracle fails on one rare cluster (its MSE 100x) while the best MLP loses 4.2x on every
+    rare one: the ratio of the geometric means says "gains ground", the per-cluster median (the
+    box's rule) says "loses ground", and the box names the one cluster behind the difference."""
+    base = {m: [0.01] * 10 for m in ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm")}
+    rare = {"mlp-relu": [0.01] * 7 + [0.042] * 3, "mlp-reglu": [0.02] * 10, "rfm": [0.02] * 10,
+            "oracle-rfm": [0.01] * 7 + [0.015, 0.015, 1.0]}
+    rows = [_zipf_row(0.0, base), _zipf_row(2.0, rare)]
+    answer = rare_regimes.zipf_answer(rows)
+    assert answer.startswith("s = 2: the best MLP loses ground on the oracle on the 3 rarest clusters (it gains ground on 1 of "
+                             "them; its loss is a median 2.80x the oracle's)")
+    assert "because of cluster 9, where the oracle's MSE is 1" in answer
+    findings = rare_regimes.zipf_findings(rows)
+    assert "loses ground" in findings and "median 2.80" in findings and max(len(line) for line in findings.splitlines()) <= 80
+    # where every rare cluster agrees, the geometric mean and the median agree and nothing is flagged
+    rare["oracle-rfm"] = [0.01] * 7 + [0.1] * 3
+    answer = rare_regimes.zipf_answer([_zipf_row(0.0, base), _zipf_row(2.0, rare)])
+    assert "gains ground on the oracle on the 3 rarest clusters (it gains ground on 3 of them" in answer
+    assert "because of" not in answer
+
+
+def test_the_rare_regime_box_says_when_its_premise_is_absent():
+    """Without specialized neurons at s = 0 the box does not answer for specialization."""
+    base = {m: [0.01] * 10 for m in ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm")}
+    rows = [_zipf_row(0.0, base) | {"relu_neurons": [6] * 10, "relu_specialized": [0] * 9 + [1],
+                                    "reglu_neurons": [6] * 10, "reglu_specialized": [0] * 10},
+            _zipf_row(2.0, base)]
+    holds, measured = rare_regimes.premise(rows)
+    assert holds is False and measured.startswith("1.7 % (ReLU) and 0 % (ReGLU gate) of the active neurons specialized")
+    answer = rare_regimes.zipf_answer(rows)
+    assert answer.startswith("not answered for specialization at this scale: the premise is absent (1.7 % (ReLU)")
+    assert "as networks only, s = 2: the best MLP" in answer
+    rows[0]["relu_specialized"] = [3] * 10
+    assert rare_regimes.premise(rows)[0] is True and rare_regimes.zipf_answer(rows).startswith("s = 2")

@@ -294,8 +294,9 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     assert numbers["live_relu"].startswith("45.5 % / 33.4 %") and numbers["lazy_mse"] == "0.7" and numbers["paper_hours"] == "2.0"
     assert readings.page_numbers(P, _paper_rows(), ablation, None)["paper_hours"] == "(not recorded)"
     claims = readings.page_claims(P, _paper_rows(), balanced, {"near": closer, "not run": None})
-    assert len(claims) == 18 and claims[0].scale == "smoke, width 64, 1 seed" and claims[-1].scale.endswith("reading 'near'")
-    assert {c.verdict for c in claims[:6]} == {"reproduces"}
+    assert len(claims) == 18 and claims[0].scale == "smoke, width 64, batch 256, n = 4 000, 2 seeds"
+    assert claims[-1].scale.endswith("reading 'near'") and claims[-1].profile == "paper (recorded)"
+    assert {c.label for c in claims[:6]} == {"indicated (2 seeds)"}
     neuron = {"activation": "gelu", "neuron": 3, "w": [0.0] * 10 + [1.0] + [0.0] * 29}
     rec = _record(_paper_rows())
     rec["results"]["readings"]["balanced"]["neurons"] = {"figure1": [neuron], "figure5": []}

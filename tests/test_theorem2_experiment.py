@@ -90,8 +90,10 @@ def test_separation_findings_quote_the_result():
     assert found["grow"].startswith("at A = 2, Laplace's error is 0.05, 0.09 for K = 2, 4")
     assert found["direction"] == "Laplace's error grows with K at 2 of 2 exponents, and the best MLP's error falls with n at 2 of 2 K"
     assert found["direction_holds"] == "yes"
-    (claim,) = separation_claims(found, "08_theorem2_separation", "smoke")
-    assert claim.verdict == "reproduces"
+    from monosem.profiles import get_profile
+
+    (claim,) = separation_claims(found, "08_theorem2_separation", "smoke", get_profile("smoke").theorem2)
+    assert claim.label == "indicated (1 run)" and claim.runs == 1 and claim.n.endswith("K ≤ 4 (each point one run)")
     rows[1]["test_mse"] = 0.2  # the MLP at K = 2 now gets worse with n
     assert separation_findings(SeparationResult(rows=rows))["direction_holds"] == "partly"
 

@@ -8,7 +8,8 @@ import pytest
 
 from _toy_jobs import cell
 from monosem.experiments.questions.sample_efficiency import findings
-from monosem.experiments.verdicts import PAIRED_SHARE, combine, compare, per_run, scored
+from monosem.experiments.verdicts import (EQUIVALENCE_MARGIN, MIN_RUNS, PAIRED_SHARE, STATUSES, Part, combine, combine_statuses,
+                                          compare, judge, per_run, scored, verdict_label)
 
 
 def _rec(mse, by_iteration=None):
@@ -53,7 +54,8 @@ def test_a_claim_reproduces_only_when_the_mean_and_four_of_five_runs_hold():
 def test_the_paired_test_uses_only_runs_both_methods_ran_and_says_one_run():
     table = {("a", 2, 100, 0): _rec(0.5), ("a", 2, 100, 1): _rec(0.1), ("b", 2, 100, 0): _rec(1.0)}
     c = compare(_records(table), "x", "a", "b", 2, 100)
-    assert c.ratios == ((0, 0.5),) and c.mean_a == 0.5 and c.status == "reproduces"
+    # one run holds: the most one run can show is "indicated"
+    assert c.ratios == ((0, 0.5),) and c.mean_a == 0.5 and c.status == "indicated"
     assert "1 of 1 run " in c.evidence + " "
     assert compare(_records(table), "x", "a", "c", 2, 100).status == "not computed"
     assert per_run(_records(table), "a", 2, 100) == {0: 0.5, 1: 0.1}
@@ -63,8 +65,9 @@ def test_a_claim_at_every_K_combines_its_parts():
     table = {("a", K, 100, 0): _rec(v) for K, v in ((10, 0.5), (50, 1.5))} | {("b", K, 100, 0): _rec(1.0) for K in (10, 50)}
     recs = _records(table)
     parts = [compare(recs, "x", "a", "b", K, 100) for K in (10, 50)]
-    assert combine(parts) == "does not reproduce"
-    assert combine(parts[:1]) == "reproduces"
+    # one run against is no more than a sign against: not settled
+    assert combine(parts) == "not settled" and "against on fewer than 5 runs" in parts[1].evidence
+    assert combine(parts[:1]) == "indicated"
     assert combine([]) == "not computed"
 
 
@@ -89,16 +92,24 @@ def test_findings_pair_the_best_mlp_with_global_rfm_run_by_run():
 
 def test_published_claims_are_what_the_status_page_loads(tmp_path, monkeypatch):
     from monosem.book import load_claims, publish_claims, verdict_box
-    from monosem.experiments.verdicts import Claim
+    from monosem.experiments.verdicts import Claim, Part
 
-    rows = [Claim("04_x", "a claim", "long, n = 1", "reproduces", "0.5x"), Claim("04_x", "b", "cpu", "not settled", "1.1x")]
+    five = Part("K = 50", 0.5, (0.5, 0.5, 0.5, 0.5, 1.5), high=1.0)
+    rows = [Claim.judged("04_x", "a claim", [five], "0.5x", profile="long (recorded)", width=1024, batch=1024, n=20_000),
+            Claim.judged("04_x", "b", [Part("K = 2", 0.5, (0.5,), high=1.0)], "0.5x", profile="cpu", width=256, batch=512,
+                         n=10_000)]
+    assert [c.verdict for c in rows] == ["reproduces", "indicated"] and rows[1].label == "indicated (1 run)"
+    assert rows[0].scale == "long (recorded), width 1 024, batch 1 024, n = 20 000, 5 runs"
     assert load_claims(tmp_path / "none").empty  # a build that published nothing
     monkeypatch.setenv("MONOSEM_CLAIMS", str(tmp_path))
     publish_claims("04_x", rows)
     loaded = load_claims(tmp_path)
-    assert [Claim(**r) for r in loaded.to_dict("records")] == rows
+    assert [Claim.from_json(r) for r in loaded.to_dict("records")] == rows
+    assert list(loaded["label"]) == ["reproduces", "indicated (1 run)"]
     box = verdict_box(rows).data
-    assert box.startswith(":::{admonition}") and "**not settled**" in box and box.count("\n| ") == 3
+    # the indicated row is set apart from a settled one, and the rule is printed under the table
+    assert box.startswith(":::{admonition}") and "**reproduces**" in box and "*indicated (1 run)*" in box
+    assert box.count("\n| ") == 3 and "negative result" in box
 
 
 def test_finding_1_judges_figure_2s_networks_over_their_runs():
@@ -109,8 +120,9 @@ def test_finding_1_judges_figure_2s_networks_over_their_runs():
     table[("mlp-swiglu", 50, 100, 0)] = _rec(0.01)
     found = findings(_records(table), [50], 100)
     (c1a,), (c1b,) = found.parts["1a"], found.parts["1b"]
-    assert (c1a.a, c1a.b, c1a.runs) == ("mlp-reglu", "rfm", 3) and c1a.status == "reproduces"
-    assert (c1b.a, c1b.b, c1b.runs) == ("mlp-reglu", "oracle-rfm", 3) and c1b.status == "does not reproduce"
+    # three runs: indicated at best, and a negative result on three runs is not settled
+    assert (c1a.a, c1a.b, c1a.runs) == ("mlp-reglu", "rfm", 3) and c1a.status == "indicated"
+    assert (c1b.a, c1b.b, c1b.runs) == ("mlp-reglu", "oracle-rfm", 3) and c1b.status == "not settled"
 
 
 def test_complete_sizes_need_every_method_at_every_K():
@@ -120,3 +132,56 @@ def test_complete_sizes_need_every_method_at_every_K():
     records.pop(cell("b", 10, 200, 0))
     assert complete_sizes(records, ["a", "b"], [2, 10], [100, 200, 300]) == [100]
     assert complete_sizes(records, ["a"], [2, 10], [100, 200]) == [100, 200]
+
+
+def test_the_one_rule_needs_five_runs_either_way():
+    assert STATUSES == ("reproduces", "indicated", "not settled", "does not reproduce", "not computed")
+    assert MIN_RUNS == 5 and math.ceil(PAIRED_SHARE * MIN_RUNS) == 4
+    assert judge(True, [True] * 4 + [False]) == "reproduces"
+    assert judge(True, [True] * 3 + [False] * 2) == "not settled"
+    # fewer than five runs: the same numbers can at most be indicated ...
+    assert judge(True, [True] * 4) == "indicated" and judge(True, [True]) == "indicated"
+    assert judge(True, [True, True, False]) == "not settled"  # ... and only when the runs agree as often
+    # a negative result needs as many runs; on fewer it is not settled
+    assert judge(False, [False] * 5) == "does not reproduce" and judge(False, [False] * 4) == "not settled"
+    assert judge(None, []) == "not computed" and judge(True, []) == "not computed"
+    assert verdict_label("indicated", 1) == "indicated (1 run)" and verdict_label("indicated", 3, "seed") == "indicated (3 seeds)"
+    assert verdict_label("reproduces", 5) == "reproduces"
+
+
+def test_a_claim_over_parts_takes_its_weakest_part():
+    assert combine_statuses(["reproduces", "indicated"]) == "indicated"
+    assert combine_statuses(["reproduces", "not settled"]) == "not settled"
+    assert combine_statuses(["indicated", "does not reproduce"]) == "does not reproduce"
+    assert combine_statuses(["reproduces", "not computed"]) == "not computed"
+    exact = Part("checks that fail", 0.0, (), high=0.0, closed=True, exact=True)
+    assert exact.status == "reproduces" and Part("x", 1.0, (), high=0.0, closed=True, exact=True).status == "does not reproduce"
+
+
+def test_similar_holds_inside_the_equivalence_margin_either_way():
+    table = {("a", 2, 100, r): _rec(v) for r, v in enumerate((1.1, 0.9, 1.2, 1.0, 2.0))}
+    table |= {("b", 2, 100, r): _rec(1.0) for r in range(5)}
+    c = compare(_records(table), "similar", "a", "b", 2, 100, threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)
+    assert c.wins == 4 and c.holds_mean and c.status == "reproduces" and "within 0.8-1.25x" in c.evidence
+    table[("a", 2, 100, 1)] = _rec(0.5)  # far below b is not "similar" either
+    c = compare(_records(table), "similar", "a", "b", 2, 100, threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)
+    assert c.wins == 3 and c.status == "not settled"
+
+
+def test_figure_6s_claims_are_rows_of_their_own():
+    from monosem.experiments.questions.sample_efficiency import claims
+
+    table = {}
+    for r in range(5):
+        for K in (10, 50):
+            for m, v in (("mlp-relu", 0.4), ("mlp-gelu", 0.42), ("mlp-reglu", 0.3), ("mlp-swiglu", 0.2), ("rfm", 1.0),
+                         ("oracle-rfm", 0.1)):
+                table[(m, K, 100, r)] = _rec(v)
+    rows = {c.claim.split(" (")[0]: c for c in claims(findings(_records(table), [10, 50], 100), "04_x", "cpu", 256, 512)}
+    assert rows["GELU behaves similarly to ReLU"].verdict == "reproduces"
+    swiglu = rows["SwiGLU gives the lowest MLP errors for K = 10 and 50 with sufficient samples"]
+    assert swiglu.verdict == "reproduces" and len(swiglu.parts) == 6 and swiglu.n == 100 and swiglu.runs == 5
+    # without Figure 6's networks the rows are there, not computed
+    bare = {k: v for k, v in table.items() if k[0] not in ("mlp-gelu", "mlp-swiglu")}
+    rows = {c.claim.split(" (")[0]: c for c in claims(findings(_records(bare), [10, 50], 100), "04_x", "cpu", 256, 512)}
+    assert rows["GELU behaves similarly to ReLU"].verdict == "not computed" and rows["GELU behaves similarly to ReLU"].scale.endswith("no run")

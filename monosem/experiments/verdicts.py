@@ -8,10 +8,24 @@ below a threshold) is judged twice:
 * on the means: mean(A) / mean(B) < threshold;
 * paired: the runs in which A_r / B_r < threshold, the two methods having seen the same data.
 
-It **reproduces** when the mean holds and the paired comparison holds in at least
-:data:`PAIRED_SHARE` of the runs (4 of 5); it **does not reproduce** when the mean fails and the
-paired comparison fails in at least that share; otherwise it is **not settled**. With one run the
-paired test is that run, and the verdict says "1 run".
+One rule (:func:`judge`) turns these two readings into a status, for every claim of the book
+(the comparisons of Sections 3.2-3.3, the Figure 1 rows judged per seed, the theory's
+simulations):
+
+* **reproduces**: the mean holds and the claim holds in at least :data:`PAIRED_SHARE` of the runs
+  (4 of 5), on at least :data:`MIN_RUNS` runs;
+* **indicated**: the same, on fewer than :data:`MIN_RUNS` runs; shown as "indicated (N runs)", the
+  most a claim can get on fewer runs than the paper averages;
+* **does not reproduce**: the mean fails and the claim fails in at least that share of the runs,
+  on at least :data:`MIN_RUNS` runs. A negative result on fewer runs is **not settled**: it is no
+  more than a sign against, and the evidence says so ("against on N runs");
+* **not settled**: anything between;
+* **not computed**: no run.
+
+A claim that must hold in several parts (at every K) takes the weakest of its parts'
+statuses (:func:`combine`). A symbolic check involves no sampling: its part is *exact* and
+reproduces or not by itself. "Similar" claims hold inside an equivalence margin
+(:data:`EQUIVALENCE_MARGIN`), stated beside the verdict.
 
 Every RFM variant (global, per-cluster oracle, MLP-gated) records its test MSE at iterations 0-3.
 The paper scores global RFM by the best of them (an optimistic envelope that needs the test set)
@@ -22,21 +36,72 @@ of them alike.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["RFM_RULES", "PAIRED_SHARE", "STATUSES", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine",
-           "verdict_table", "best_of", "Claim"]
+__all__ = ["RFM_RULES", "PAIRED_SHARE", "MIN_RUNS", "EQUIVALENCE_MARGIN", "STATUSES", "SCALE_FIELDS", "judge", "against_note", "verdict_label",
+           "rule_text", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine_statuses",
+           "combine", "verdict_table", "best_of", "Part", "combine_parts", "Claim", "claim_problems"]
 
 #: how an RFM variant is scored: the best test MSE of iterations 0-3 (the paper's rule for global
 #: RFM) or the last iteration's (a deployable predictor)
 RFM_RULES = ("best", "last")
 #: the share of runs in which a paired comparison must hold (4 of 5)
 PAIRED_SHARE = 0.8
-STATUSES = ("reproduces", "not settled", "does not reproduce", "not computed")
+#: the fewest runs (or seeds) on which a claim can reproduce, or not: the paper averages five
+MIN_RUNS = 5
+#: "A behaves similarly to B": the ratio A / B within this factor either way (1 / 1.25 to 1.25)
+EQUIVALENCE_MARGIN = 1.25
+#: the verdicts, strongest first
+STATUSES = ("reproduces", "indicated", "not settled", "does not reproduce", "not computed")
+
+
+def judge(holds_mean: bool | None, held: Iterable[bool]) -> str:
+    """The one rule (:data:`STATUSES`): the status of a claim from whether it holds on the mean
+    over runs and in each run. It reproduces only on at least :data:`MIN_RUNS` runs with the mean
+    and :data:`PAIRED_SHARE` of them holding; the same on fewer runs is "indicated"; a negative
+    result needs as many runs, else it is "not settled"."""
+    held = [bool(h) for h in held]
+    runs, wins = len(held), sum(held)
+    if runs == 0 or holds_mean is None:
+        return "not computed"
+    needed = math.ceil(PAIRED_SHARE * runs)
+    if holds_mean and wins >= needed:
+        return "reproduces" if runs >= MIN_RUNS else "indicated"
+    if not holds_mean and runs - wins >= needed and runs >= MIN_RUNS:
+        return "does not reproduce"
+    return "not settled"
+
+
+def against_note(holds_mean: bool | None, held: Iterable[bool], unit: str = "run") -> str:
+    """The evidence's note on a negative result that :func:`judge` leaves "not settled" for want of
+    runs ("; against on fewer than 5 runs"); empty otherwise."""
+    held = [bool(h) for h in held]
+    if holds_mean is False and held and judge(holds_mean, held) == "not settled" \
+            and len(held) - sum(held) >= math.ceil(PAIRED_SHARE * len(held)):
+        return f"; against on fewer than {MIN_RUNS} {unit}s"
+    return ""
+
+
+def verdict_label(verdict: str, runs: int, unit: str = "run") -> str:
+    """The verdict as a box prints it: an indicated claim names its runs ("indicated (1 run)")."""
+    if verdict == "indicated":
+        return f"indicated ({runs} {unit}{'s' if runs != 1 else ''})"
+    return verdict
+
+
+def rule_text() -> str:
+    """The rule in one paragraph, printed under every verdict box."""
+    need = math.ceil(PAIRED_SHARE * MIN_RUNS)
+    return (f"*Reproduces*: holds on the mean over runs and in at least {need} of {MIN_RUNS} runs (or seeds); "
+            f"*indicated (N runs)*: the same on fewer than {MIN_RUNS} runs, the most fewer runs can show; "
+            f"*does not reproduce*: fails on the mean and in at least {need} of {MIN_RUNS} runs; a negative result "
+            f"on fewer than {MIN_RUNS} runs is *not settled*, and its numbers say \"against\"; *not settled*: anything "
+            f"between; a claim over several K takes its weakest part. Symbolic checks are exact. "
+            f"\"Similar\" means a ratio within {EQUIVALENCE_MARGIN:g}x either way.")
 
 
 def scored_iteration(by_iteration: list[float], rule: str) -> int:
@@ -84,7 +149,8 @@ def best_of(records: Mapping, methods: Iterable[str], K: int, n: int, rule: str 
 
 @dataclass(frozen=True)
 class Comparison:
-    """The claim "``a`` beats ``b`` at (K, n)": ``a / b < threshold``, on the means and run by run."""
+    """The claim "``a`` beats ``b`` at (K, n)": ``a / b < threshold``, on the means and run by run;
+    with ``lower`` > 0, "``a`` behaves like ``b``": ``lower < a / b < threshold``."""
 
     claim: str
     a: str
@@ -95,6 +161,11 @@ class Comparison:
     mean_a: float
     mean_b: float
     ratios: tuple[tuple[int, float], ...]  # (run, a_r / b_r) over the runs both ran
+    lower: float = 0.0  # an equivalence claim's lower bound on the ratio (0: a one-sided claim)
+
+    def holds(self, ratio: float) -> bool:
+        """Whether the claim holds at ``ratio``."""
+        return self.lower < ratio < self.threshold
 
     @property
     def runs(self) -> int:
@@ -106,12 +177,12 @@ class Comparison:
 
     @property
     def holds_mean(self) -> bool:
-        return self.mean_ratio < self.threshold
+        return self.holds(self.mean_ratio)
 
     @property
     def wins(self) -> int:
         """The runs in which the claim holds."""
-        return sum(r < self.threshold for _, r in self.ratios)
+        return sum(self.holds(r) for _, r in self.ratios)
 
     @property
     def needed(self) -> int:
@@ -119,13 +190,8 @@ class Comparison:
 
     @property
     def status(self) -> str:
-        if self.runs == 0:
-            return "not computed"
-        if self.holds_mean and self.wins >= self.needed:
-            return "reproduces"
-        if not self.holds_mean and self.runs - self.wins >= self.needed:
-            return "does not reproduce"
-        return "not settled"
+        """The one rule (:func:`judge`) on this comparison."""
+        return judge(self.holds_mean if self.runs else None, [self.holds(r) for _, r in self.ratios])
 
     @property
     def evidence(self) -> str:
@@ -133,34 +199,51 @@ class Comparison:
         if self.runs == 0:
             return "no run"
         per = ", ".join(f"{r:.2f}" for _, r in self.ratios)
-        return (f"{self.mean_ratio:.2f}x on the means; holds in {self.wins} of {self.runs} run"
-                f"{'s' if self.runs > 1 else ''} ({per})")
+        bound = f" (within {self.lower:.3g}-{self.threshold:.3g}x)" if self.lower > 0 else ""
+        against = against_note(self.holds_mean, [self.holds(r) for _, r in self.ratios])
+        return (f"{self.mean_ratio:.2f}x on the means{bound}; holds in {self.wins} of {self.runs} run"
+                f"{'s' if self.runs > 1 else ''} ({per}){against}")
+
+    def part(self, label: str | None = None) -> "Part":
+        """This comparison as a :class:`Part` of a claim: the ratio of means, the ratio per run and
+        the bounds inside which the claim holds."""
+        return Part(label if label is not None else f"K = {self.K}", self.mean_ratio if self.runs else None,
+                    tuple(r for _, r in self.ratios), low=self.lower, high=self.threshold)
 
 
 def compare(records: Mapping, claim: str, a: str, b: str, K: int, n: int, *, threshold: float = 1.0,
-            rule: str = "best") -> Comparison:
-    """Judge "``a`` / ``b`` < ``threshold`` at (K, n)" on ``records`` (``{job: record}``), both
-    methods scored by ``rule``."""
+            rule: str = "best", lower: float = 0.0) -> Comparison:
+    """Judge "``a`` / ``b`` < ``threshold`` at (K, n)" (with ``lower``: ``lower < a / b <
+    threshold``, an equivalence) on ``records`` (``{job: record}``), both methods scored by
+    ``rule``."""
     ra, rb = per_run(records, a, K, n, rule), per_run(records, b, K, n, rule)
     both = sorted(set(ra) & set(rb))
     nan = float("nan")
     return Comparison(claim, a, b, K, n, threshold,
                       float(np.mean([ra[r] for r in both])) if both else nan,
                       float(np.mean([rb[r] for r in both])) if both else nan,
-                      tuple((r, ra[r] / rb[r]) for r in both))
+                      tuple((r, ra[r] / rb[r]) for r in both), lower)
 
 
-def combine(parts: Iterable[Comparison]) -> str:
-    """The status of a claim that must hold in every part (e.g. "at every K"): it reproduces when
-    every part does, does not when any part does not, and is otherwise not settled."""
-    statuses = [p.status for p in parts]
+def combine_statuses(statuses: Iterable[str]) -> str:
+    """The status of a claim that must hold in every part (e.g. "at every K"): not computed when a
+    part is; else it reproduces when every part does, is indicated when every part reproduces or
+    is indicated, does not reproduce when a part does not, and is otherwise not settled."""
+    statuses = list(statuses)
     if not statuses or "not computed" in statuses:
         return "not computed"
     if all(s == "reproduces" for s in statuses):
         return "reproduces"
+    if all(s in ("reproduces", "indicated") for s in statuses):
+        return "indicated"
     if "does not reproduce" in statuses:
         return "does not reproduce"
     return "not settled"
+
+
+def combine(parts: Iterable[Comparison]) -> str:
+    """:func:`combine_statuses` over comparisons."""
+    return combine_statuses(p.status for p in parts)
 
 
 def verdict_table(parts: Iterable[Comparison]) -> pd.DataFrame:
@@ -176,12 +259,141 @@ def verdict_table(parts: Iterable[Comparison]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One part of a claim (the claim at one K, or one Figure 1 row), as the numbers the rule reads:
+    a statistic on the means over runs and the same statistic run by run. The part holds where the
+    statistic lies between ``low`` and ``high`` (bounds included when ``closed``). An ``exact``
+    part (a symbolic check) has no runs: it holds or not by its ``mean`` alone."""
+
+    label: str  # e.g. "K = 50", "A ≥ .71 / .90 miss"
+    mean: float | None  # the statistic on the means (None: not computed)
+    values: tuple[float, ...]  # the statistic in each run (or seed)
+    low: float = -math.inf
+    high: float = math.inf
+    closed: bool = False
+    exact: bool = False
+
+    def holds(self, value: float) -> bool:
+        """Whether the part holds at ``value``."""
+        return self.low <= value <= self.high if self.closed else self.low < value < self.high
+
+    @property
+    def status(self) -> str:
+        """The one rule (:func:`judge`) on this part; an exact part reproduces when its mean holds."""
+        if self.mean is None:
+            return "not computed"
+        if self.exact:
+            return "reproduces" if self.holds(self.mean) else "does not reproduce"
+        return judge(self.holds(self.mean), [self.holds(v) for v in self.values])
+
+
+def combine_parts(parts: Iterable[Part]) -> str:
+    """The status of a claim from its parts (:func:`combine_statuses`)."""
+    return combine_statuses(p.status for p in parts)
+
+
+#: the fields that name a claim's scale: every claim row carries each of them
+SCALE_FIELDS = ("profile", "width", "batch", "n", "runs")
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim of the paper as a page judges it at one scale: the row of the page's verdict box
-    and of the status page."""
+    and of the status page. Its scale is named by :data:`SCALE_FIELDS`: the profile, the networks'
+    width and batch, the training size and the runs (or seeds) each part rests on; a knob that does
+    not apply says so in words (a kernel-only claim has width "no network"). ``parts`` keep the
+    per-run numbers the verdict is computed from, so that it can be recomputed
+    (:meth:`recomputed`)."""
 
     page: str  # the notebook's name, e.g. "04_sample_efficiency"
     claim: str  # the paper's claim in one line
-    scale: str  # the profile (and size) it was judged at, e.g. "long, n = 50 000"
-    verdict: str  # one of :data:`STATUSES`
+    verdict: str  # one of :data:`STATUSES`, :func:`combine_parts` of ``parts``
     evidence: str  # the numbers behind the verdict
+    profile: str  # "cpu", "long (recorded)", "paper (recorded)", "symbolic"
+    width: int | str  # the hidden width of the networks
+    batch: int | str  # their batch size
+    n: int | str  # the training size (or the grid of sizes)
+    runs: int  # the runs (or seeds) behind the verdict: the fewest over its parts; 0 for exact checks
+    parts: tuple[Part, ...] = ()
+    unit: str = "run"  # what a run is called: "run" or "seed"
+    detail: str = ""  # what else the scale needs to be read (a recorded reading's name)
+
+    @classmethod
+    def judged(cls, page: str, claim: str, parts: Iterable[Part], evidence: str, *, profile: str, width: int | str,
+               batch: int | str, n: int | str, unit: str = "run", detail: str = "") -> "Claim":
+        """The claim whose verdict is the rule's on ``parts`` and whose runs are the fewest of
+        theirs."""
+        parts = tuple(parts)
+        sampled = [len(p.values) for p in parts if not p.exact]
+        return cls(page, claim, combine_parts(parts), evidence, profile, width, batch, n, min(sampled, default=0), parts,
+                   unit, detail)
+
+    @property
+    def label(self) -> str:
+        """The verdict as the box prints it (:func:`verdict_label`)."""
+        return verdict_label(self.verdict, self.runs, self.unit)
+
+    @property
+    def scale(self) -> str:
+        """The scale in words: profile, width, batch, n, runs."""
+        words = [self.profile]
+        words += [f"width {_num(self.width)}" if isinstance(self.width, int) else str(self.width)]
+        if isinstance(self.batch, int) or self.batch != self.width:  # "no network" once, not twice
+            words += [f"batch {_num(self.batch)}" if isinstance(self.batch, int) else str(self.batch)]
+        words += [f"n = {_num(self.n)}" if isinstance(self.n, int) else str(self.n)]
+        exact = bool(self.parts) and all(p.exact for p in self.parts)
+        words += [f"{self.runs} {self.unit}{'s' if self.runs != 1 else ''}" if self.runs else "exact" if exact else "no run"]
+        return ", ".join(words + ([self.detail] if self.detail else []))
+
+    def recomputed(self) -> str:
+        """The verdict recomputed from the parts' per-run numbers under the one rule."""
+        return combine_parts(self.parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as a page publishes it: the fields, and the scale and verdict as printed."""
+        return asdict(self) | {"scale": self.scale, "label": self.label}
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> "Claim":
+        """The claim of a published row (:meth:`to_json`)."""
+        kept = {f.name: row[f.name] for f in fields(cls) if f.name in row}
+        kept["parts"] = tuple(Part(**{**p, "values": tuple(p["values"])}) for p in kept.get("parts", ()))
+        return cls(**kept)
+
+
+def claim_problems(row: Mapping[str, Any]) -> list[str]:
+    """What is wrong with one published claim row (:meth:`Claim.to_json`) under the one rule; empty
+    when nothing is: a scale field (:data:`SCALE_FIELDS`) missing or empty, a verdict outside
+    :data:`STATUSES`, a verdict other than the one recomputed from the per-run numbers of its
+    parts, a runs count other than the fewest runs of its parts, or a "reproduces" on fewer than
+    :data:`MIN_RUNS` runs (only an all-exact claim, a symbolic check, reproduces without runs)."""
+    name = f"{row.get('page', '?')}: {row.get('claim', '?')!r} ({row.get('profile', '?')})"
+    problems = [f"{name}: no {key} in its scale" for key in SCALE_FIELDS if row.get(key) is None or row.get(key) == ""]
+    if problems:
+        return problems
+    if row.get("verdict") not in STATUSES:
+        return [f"{name}: verdict {row.get('verdict')!r} is not one of {STATUSES}"]
+    try:
+        claim = Claim.from_json(row)
+    except (KeyError, TypeError) as err:
+        return [f"{name}: not a claim row ({err})"]
+    if not claim.parts:
+        return [f"{name}: no per-run numbers to recompute its verdict from"]
+    if claim.recomputed() != claim.verdict:
+        problems.append(f"{name}: verdict {claim.verdict!r}, but its numbers give {claim.recomputed()!r}")
+    sampled = [len(p.values) for p in claim.parts if not p.exact]
+    if claim.runs != min(sampled, default=0):
+        problems.append(f"{name}: says {claim.runs} runs, its parts have {sampled}")
+    if claim.verdict == "reproduces":
+        if sampled and min(sampled) < MIN_RUNS:
+            problems.append(f"{name}: reproduces on {min(sampled)} runs (needs {MIN_RUNS})")
+        for p in claim.parts:
+            held = sum(p.holds(v) for v in p.values)
+            if not p.exact and held < math.ceil(PAIRED_SHARE * MIN_RUNS):
+                problems.append(f"{name}: reproduces with {p.label} holding in {held} runs")
+    return problems
+
+
+def _num(value: int) -> str:
+    """A count as the pages print it: thin groups of three digits ("50 000")."""
+    return f"{value:,}".replace(",", " ")

@@ -156,6 +156,10 @@ def horizon_table(records: Mapping[Job, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["K", "network", "run"]).set_index(["K", "network", "run"])
 
 
+#: the findings of Figure 6's networks, which the horizon ablation does not retrain
+_FIGURE6_ROWS = ["2'", "gelu~relu", "swiglu"]
+
+
 def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Mapping[Job, dict[str, Any]], Ks: Iterable[int],
                         n: int) -> pd.DataFrame:
     """Findings 1a, 1b and 2 (:func:`.sample_efficiency.findings`) judged twice on the runs whose
@@ -170,7 +174,7 @@ def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Map
         return pd.DataFrame()
     cap = {j: r for j, r in long_records.items() if j.n == n and j.run in runs and j.K in Ks}
     own = cap | {source_of(j): r for j, r in cells.items() if j.run in runs}
-    tables = {label: findings(recs, Ks, n).table().drop(index="2'", errors="ignore") for label, recs in (("cap", cap), ("own", own))}
+    tables = {label: findings(recs, Ks, n).table().drop(index=_FIGURE6_ROWS, errors="ignore") for label, recs in (("cap", cap), ("own", own))}
     out = tables["cap"][["claim"]].copy()
     for label, name in (("cap", "cosine over the cap"), ("own", "cosine over its own length")):
         out[f"verdict, {name}"] = tables[label]["verdict"]

@@ -30,6 +30,7 @@ from ..registry import register_method, register_rows
 from ..runner import run_jobs
 from ..sweeps import Figure, register_figure
 from ._tables import frame
+from .overlap import PREMISE_SHARE
 from .specialization import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
 
 __all__ = ["DriftData", "Phase1Data", "DriftSpec", "drift_spec", "drift_jobs", "compute_drift", "drift_runs", "drift_export_rows",
@@ -309,16 +310,37 @@ def _drift_verdict(r: dict[str, Any]) -> tuple[str, float]:
     return "re-aligned" if r["realigned"] >= r["recruited"] else "recruited", r["continued_test"] / r["scratch_test"]
 
 
+def _fate(r: dict[str, Any]) -> str:
+    """At one angle, what became of the phase-1 specialized neurons: "most lost" when more than
+    half no longer are specialized, "most re-aligned" when more than half are on the same cluster's
+    new direction, otherwise "split"."""
+    half = r["spec_phase1"] / 2
+    return "most lost" if r["lost"] > half else "most re-aligned" if r["realigned"] > half else "split"
+
+
 def drift_answer(rows: list[dict[str, Any]]) -> str:
-    """The question's answer in one line per angle: whether the phase-2 specialized neurons are
-    mostly re-aligned or recruited, and whether phase 1 helps the drifted task."""
+    """The question's answer in one line per angle: what became of the phase-1 specialized
+    neurons (re-aligned or lost, of how many), whether the phase-2 specialized neurons are mostly
+    re-aligned or recruited, and whether phase 1 helps the drifted task. Both counts are given, so
+    that "mostly re-aligned" (of the new specialists) is never read as "most neurons re-aligned".
+    Where phase 1 left (almost) no specialized neuron (:data:`~.overlap.PREMISE_SHARE` of the
+    active ones) the premise is absent, and the line says so instead."""
     out = []
     for r in rows:
+        if r["active_phase1"] == 0 or r["spec_phase1"] / r["active_phase1"] < PREMISE_SHARE:
+            # nothing specialized to follow the drift: the question's premise is absent
+            out.append(f"{r['angle']:g} degrees: not answered at this scale, the premise is absent ({r['spec_phase1']} of "
+                       f"{r['active_phase1']} active neurons specialized after phase 1; the question needs "
+                       f"{100 * PREMISE_SHARE:.2g} %)")
+            continue
+        fate = (f"of {r['spec_phase1']} specialized neurons {r['realigned']} re-aligned and {r['lost']} lost "
+                f"({_fate(r)})")
         if r["spec_phase2"] == 0:
-            out.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
+            out.append(f"{r['angle']:g} degrees: {fate}; no neuron specialized on the new directions")
             continue
         which, ratio = _drift_verdict(r)
-        out.append(f"{r['angle']:g} degrees: mostly {which}, phase 1 {'helps' if ratio < 1 else 'hurts'} "
+        out.append(f"{r['angle']:g} degrees: {fate}; the new specialists mostly {which} "
+                   f"({r['realigned']} re-aligned, {r['recruited']} recruited); phase 1 {'helps' if ratio < 1 else 'hurts'} "
                    f"(continued / scratch {ratio:.2f})")
     return "; ".join(out) or "no angle computed yet"
 
@@ -333,11 +355,14 @@ def drift_findings(rows: list[dict[str, Any]]) -> str:
         total = r["spec_phase2"]
         if total == 0:
             lines.append(f"{r['angle']:g} degrees: no neuron specialized on the new directions")
+            lines.append(f"  of the {r['spec_phase1']} phase-1 specialists {r['lost']} lost")
             continue
         which, ratio = _drift_verdict(r)
         lines.append(f"{r['angle']:g} degrees: of the {total} specialized neurons {100 * r['realigned'] / total:.0f}% "
                      f"re-aligned, {100 * r['recruited'] / total:.0f}% recruited")
-        lines.append(f"  -> mostly {which}")
+        lines.append(f"  -> the new specialists mostly {which}")
+        lines.append(f"  of the {r['spec_phase1']} phase-1 specialists {r['realigned']} re-aligned, {r['lost']} lost: "
+                     f"{_fate(r)}")
         if r["realigned_cosine"] is not None:
             lines.append(f"  re-aligned neurons: cosine {r['realigned_cosine']:.2f} with their phase-1 weights "
                          f"(directions: {r['overlap']:.2f})")

@@ -21,7 +21,7 @@ import torch
 
 from ...data import figure1_model
 from ...device import get_device
-from ...profiles import Profile, SpecializationSizes
+from ...profiles import Profile, SpecializationSizes, get_profile
 from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
 from ...train import STEP_REVISION
 from .figure1_lazy import ScaledRun, regime_numbers
@@ -433,15 +433,16 @@ def page_numbers(profile: Profile, live_rows: list[dict], ablation: list[ScaledR
 def page_claims(profile: Profile, live_rows: list[dict], paper_run: dict | None, records: dict[str, dict | None]) -> list[Claim]:
     """Page 03's verdicts on the rows of the paper's Figure 1 (:func:`.specialization.figure1_claims`):
     on the live table, on the recorded paper-scale run and on each recorded study reading at the
-    paper's scale."""
+    paper's scale (the paper profile's training size; width and batch as recorded)."""
     sizes = profile.specialization
-    n = len(sizes.seeds)
-    claims = figure1_claims(live_rows, PAGE, f"{profile.name}, width {sizes.width}, {n} seed{'s' if n > 1 else ''}")
+    claims = figure1_claims(live_rows, PAGE, profile.name, sizes.width, sizes.batch, sizes.n_train)
     recorded = [(FIGURE1_READING.name, paper_run)] + list(records.items())
+    paper_n = get_profile("paper").specialization.n_train
     for name, rec in recorded:
         if rec is not None:
-            claims += figure1_claims(next(iter(rec["results"]["readings"].values()))["rows"], PAGE,
-                                     f"paper (recorded), width {rec['results']['width']}, reading {name!r}")
+            res = rec["results"]
+            claims += figure1_claims(next(iter(res["readings"].values()))["rows"], PAGE, "paper (recorded)", res["width"],
+                                     res.get("batch", "not recorded"), paper_n, detail=f"reading {name!r}")
     return claims
 
 

@@ -44,7 +44,7 @@ from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trai
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from ..estimate import core_seconds
-from ..verdicts import Claim, Comparison, compare, scored, scored_iteration
+from ..verdicts import Claim, Comparison, compare, scored, scored_iteration, verdict_label
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
@@ -241,7 +241,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                              "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
                              "core hours per network": float(np.mean([c for c in core if c is not None])) / 3600
                              if any(c is not None for c in core) else float("nan"),
-                             "verdict": verdict.status})
+                             "verdict": verdict_label(verdict.status, verdict.runs)})
     return pd.DataFrame(rows)
 
 
@@ -461,7 +461,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     paper = next(r for r in sizes.rungs if r.knob == "batch")
     c = verdicts.get(paper)
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
-    out["ld_paper_verdict"] = (f"{c.status}: the best MLP is {c.evidence}" if c else
+    out["ld_paper_verdict"] = (f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}" if c else
                                "not computed: the paper's network is not recorded yet at this n")
     at_paper = frame[(frame["K"] == K) & (frame["rung"] == sizes.rungs.index(paper))] if not frame.empty else frame
     if at_paper.empty:
@@ -526,13 +526,15 @@ def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
 
 def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:
     """Finding 1b on every recorded rung above the ladder's foot (the foot is the profile's own
-    Figure 2 verdict), each a row of the verdict box and the status page that names its scale."""
+    Figure 2 verdict), each a row of the verdict box and the status page that names its scale and
+    keeps its per-run numbers (:class:`~..verdicts.Claim`)."""
     from .sample_efficiency import CLAIMS
 
     sizes = ladder_sizes(profile)
     K = sizes.Ks[0]
-    return [Claim(page, CLAIMS["1b"], f"{get_profile(profile).name} ladder (recorded), K = {K}, {_scale(rung, c.runs)}",
-                  c.status, f"{c.a.removeprefix('mlp-')} / {c.b}: {c.evidence}")
+    return [Claim.judged(page, CLAIMS["1b"], [c.part(f"K = {K}, {c.a.removeprefix('mlp-')} / {c.b}")],
+                         f"K = {K}, {c.a.removeprefix('mlp-')} / {c.b}: {c.evidence}",
+                         profile=f"{get_profile(profile).name} ladder (recorded)", width=rung.width, batch=rung.batch, n=rung.n)
             for rung, c in rung_verdicts(records, profile, K) if rung.knob != "start"]
 
 

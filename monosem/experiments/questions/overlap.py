@@ -18,15 +18,41 @@ from matplotlib.ticker import NullLocator
 
 from ...data import LABEL_NOISE_VARIANCE, mixed_link_model
 from ...profiles import Profile, get_profile
+from ...specialization import PAPER_FIGURE1
 from ._tables import fmt, frame
 from ..cache import Job, ResultCache
 from ..methods import specialization_metrics
 
-__all__ = ["overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
+__all__ = ["PAPER_MIN_SHARE", "PREMISE_DIVISOR", "PREMISE_SHARE", "PAPER_GAMMA", "premise", "overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
 #: the methods of the overlap table and figure, in column order, and their labels
 _LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
            "oracle-rfm": "RFM oracle", "bayes": "Bayes"}
+
+
+#: the paper's separation (eq. 3): where the question's premise, specialized neurons, is measured
+PAPER_GAMMA = 4.0
+#: the smallest share of specialized active neurons (A >= 0.71) in the paper's Figure 1 table
+PAPER_MIN_SHARE = min(row[1] for row in PAPER_FIGURE1.values()) / 100
+#: the premise holds when a network's share of specialized active neurons at :data:`PAPER_GAMMA`
+#: reaches the paper's smallest share divided by this: well below every network of the paper,
+#: yet enough that there is specialization whose loss under overlap the sweep could measure
+PREMISE_DIVISOR = 10
+PREMISE_SHARE = PAPER_MIN_SHARE / PREMISE_DIVISOR
+
+
+def premise(rows: list[dict[str, Any]]) -> tuple[bool | None, str]:
+    """Whether the question's premise holds at this scale: specialized neurons at the paper's
+    separation (:data:`PAPER_GAMMA`), the larger of the ReLU and ReGLU gate shares at least
+    :data:`PREMISE_SHARE`; with the shares measured, as words. ``None`` when not measured."""
+    at = next((r for r in rows if r["gamma"] == PAPER_GAMMA), None)
+    shares = {name: at.get(f"{act}_frac_A071") for act, name in _NETS.items()} if at is not None else {}
+    measured = {k: v for k, v in shares.items() if v is not None}
+    if not measured:
+        return None, f"no specialized share measured at gamma = {PAPER_GAMMA:g}"
+    words = " and ".join(f"{100 * v:.2g} % ({k}{' gate' if k == 'ReGLU' else ''})" for k, v in measured.items())
+    return max(measured.values()) >= PREMISE_SHARE, (f"{words} of the active neurons specialized (A ≥ 0.71) at gamma = "
+                                                      f"{PAPER_GAMMA:g}; the question needs {100 * PREMISE_SHARE:.2g} %")
 
 
 def _gamma(job: Job) -> float:
@@ -125,15 +151,22 @@ def _against_rfm(r: dict[str, Any]) -> tuple[float | None, float | None, float |
 def overlap_answer(rows: list[dict[str, Any]]) -> str:
     """The question's answer in one line: the largest gamma at which specialization stops
     helping (neither the best MLP nor the gated RFM beats global RFM), with the best MLP's ratio
-    to global RFM at the paper's and at the smallest gamma."""
+    to global RFM at the paper's and at the smallest gamma. Where the premise is absent (no
+    specialized neurons at the paper's gamma, :func:`premise`) it says so instead: the sweep
+    then measures the local predictors, not specialization."""
     judged = [(r["gamma"], _against_rfm(r)) for r in rows if _against_rfm(r)[3] is not None]
     if not judged:
         return "no gamma has both an MLP and a global RFM result yet"
     stops = next((g for g, (_, _, _, helps) in judged if not helps), None)
     ends = " → ".join(f"{mlp / rfm:.2f} at gamma {g:g}" for g, (mlp, rfm, _, _) in (judged[0], judged[-1]))
-    return ("specialization " + (f"stops helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
-                                 else "helps at every gamma of the grid (the best MLP or the gated RFM wins)")
-            + f"; best MLP / global RFM {ends}")
+    holds, measured = premise(rows)
+    if holds is False:
+        return (f"not answered at this scale: the premise is absent ({measured}), so there is no specialization to lose "
+                f"as the clusters overlap; best MLP / global RFM {ends}")
+    return ("local predictors " if holds is None else "specialization ") + (
+        f"stop{'s' if holds else ''} helping at gamma = {stops:g} (and below, down the grid)" if stops is not None
+        else f"help{'s' if holds else ''} at every gamma of the grid (the best MLP or the gated RFM wins)") + \
+        f"; best MLP / global RFM {ends}" + (f" ({measured})" if holds is None else "")
 
 
 def overlap_findings(rows: list[dict[str, Any]]) -> str:

@@ -6,7 +6,11 @@ the page come from one definition:
 
 * finding 1a: at the largest K, the best MLP beats global RFM;
 * finding 1b: at the largest K, the best MLP is within 2x of the better oracle;
-* finding 2: ReGLU beats ReLU at every K >= 10 (and SwiGLU beats GELU, where both ran).
+* finding 2: ReGLU beats ReLU at every K >= 10 (and SwiGLU beats GELU, where both ran);
+* Figure 6, "GELU behaves similarly to ReLU": GELU / ReLU within the equivalence margin
+  (:data:`~..verdicts.EQUIVALENCE_MARGIN`) at every K;
+* Figure 6, "SwiGLU gives the lowest MLP errors for K = 10 and 50 with sufficient samples": at
+  the largest n, SwiGLU beats each of the other three networks at K = 10 and 50.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..estimate import remaining_seconds
 from ..recorded import load_recorded_cells
 from ..results import curve_table, with_spread
 from ..sweeps import sweep
-from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, best_of, combine, compare, per_run
+from ..verdicts import EQUIVALENCE_MARGIN, RFM_RULES, complete_sizes, Claim, Comparison, Part, best_of, combine, compare, per_run
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
@@ -39,6 +43,9 @@ FIGURE2_MLPS = ("mlp-relu", "mlp-reglu")
 ORACLES = ("oracle-rfm", "oracle-laplace")
 #: finding 1b: "close to the oracles", read as within this factor of the better one
 ORACLE_FACTOR = 2.0
+#: Figure 6's "SwiGLU gives the lowest MLP errors": at these K (with sufficient samples: the
+#: largest n judged)
+SWIGLU_KS = (10, 50)
 
 
 @dataclass(frozen=True)
@@ -59,9 +66,11 @@ class Findings:
         claims = {"1a": f"at K = {self.K_big} the best MLP beats global RFM",
                   "1b": f"at K = {self.K_big} the best MLP is within {ORACLE_FACTOR:g}x of the better oracle",
                   "2": "ReGLU beats ReLU at every K >= 10",
-                  "2'": "SwiGLU beats GELU at every K >= 10"}
+                  "2'": "SwiGLU beats GELU at every K >= 10",
+                  "gelu~relu": f"GELU / ReLU within {EQUIVALENCE_MARGIN:g}x either way at every K",
+                  "swiglu": f"SwiGLU below ReLU, GELU and ReGLU at K = {', '.join(map(str, SWIGLU_KS))}"}
         rows = [{"finding": k, "claim": claims[k], "verdict": self.status(k),
-                 "evidence": "; ".join((f"K = {c.K}: " if len(v) > 1 else "") + c.evidence for c in v) or "not run"}
+                 "evidence": "; ".join((f"{_part_label(c)}: " if len(v) > 1 else "") + c.evidence for c in v) or "not run"}
                 for k, v in self.parts.items() if v]
         return pd.DataFrame(rows).set_index("finding")
 
@@ -70,14 +79,32 @@ class Findings:
 CLAIMS = {"1a": "MLPs beat global RFM when clusters are many (at the largest K)",
           "1b": f"MLPs come close to the per-cluster oracles (within {ORACLE_FACTOR:g}x at the largest K)",
           "2": "ReGLU improves on ReLU when clusters are many (every K >= 10)",
-          "2'": "SwiGLU improves on GELU likewise (Figure 6)"}
+          "2'": "SwiGLU improves on GELU likewise (Figure 6)",
+          "gelu~relu": f"GELU behaves similarly to ReLU (Figure 6; similar: test MSE within {EQUIVALENCE_MARGIN:g}x either way "
+                       "at every K)",
+          "swiglu": "SwiGLU gives the lowest MLP errors for K = 10 and 50 with sufficient samples (Figure 6; at the largest n)"}
 
 
-def claims(found: "Findings", page: str, scale: str) -> list[Claim]:
-    """The findings as the rows of a verdict box and of the status page."""
-    return [Claim(page, CLAIMS[k], scale, found.status(k),
-                  "; ".join((f"K = {c.K}: " if len(v) > 1 else f"K = {c.K}, ") + c.evidence for c in v))
-            for k, v in found.parts.items() if v]
+def _part_label(c: Comparison) -> str:
+    """A part's name: its K, and the network compared with where a K has several comparisons."""
+    return f"K = {c.K}" if c.claim != "swiglu" else f"K = {c.K}, vs {c.b.removeprefix('mlp-')}"
+
+
+def claims(found: "Findings", page: str, profile: str, width: int, batch: int) -> list[Claim]:
+    """The findings as the rows of a verdict box and of the status page, at the scale ``profile``,
+    ``width``, ``batch`` (the networks') and the findings' training size. A finding none of whose
+    methods ran at this profile is a row "not computed"."""
+    out = []
+    for k, v in found.parts.items():
+        parts = [c.part(_part_label(c)) for c in v]
+        evidence = "; ".join((f"{_part_label(c)}: " if len(v) > 1 else f"{_part_label(c)}, ") + c.evidence for c in v) or "no run"
+        out.append(Claim.judged(page, CLAIMS[k], parts or [_NOT_RUN], evidence, profile=profile, width=width, batch=batch,
+                                n=found.n))
+    return out
+
+
+#: the part of a finding whose methods did not run
+_NOT_RUN = Part("not run", None, ())
 
 
 def _mean_std(records: Mapping, method: str | None, K: int, n: int, rule: str) -> tuple[float, float, int]:
@@ -107,7 +134,12 @@ def findings(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") ->
             parts["1b"] = (compare(records, "1b", best, oracle, K_big, n, threshold=ORACLE_FACTOR, rule=rule),)
     for name, (a, b) in {"2": ("mlp-reglu", "mlp-relu"), "2'": ("mlp-swiglu", "mlp-gelu")}.items():
         parts[name] = tuple(c for K in Ks if K >= 10 if (c := compare(records, name, a, b, K, n, rule=rule)).runs)
-    return Findings(n, K_big, rule, {k: v for k, v in parts.items() if v or k in ("1a", "1b", "2")})
+    parts["gelu~relu"] = tuple(c for K in Ks if (c := compare(records, "gelu~relu", "mlp-gelu", "mlp-relu", K, n, rule=rule,
+                                                              threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)).runs)
+    parts["swiglu"] = tuple(c for K in SWIGLU_KS if K in Ks for other in ("mlp-relu", "mlp-gelu", "mlp-reglu")
+                            if (c := compare(records, "swiglu", "mlp-swiglu", other, K, n, rule=rule)).runs)
+    # Figure 6's own claims are rows of their own ("not computed" where its networks did not run)
+    return Findings(n, K_big, rule, {k: v for k, v in parts.items() if v or k in ("1a", "1b", "2", "gelu~relu", "swiglu")})
 
 
 def findings_table(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> pd.DataFrame:

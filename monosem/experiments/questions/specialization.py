@@ -29,6 +29,7 @@ from ...models import MLP, MLPStack, mup_readout_lr_scale
 from ...profiles import Profile, SpecializationSizes
 from ...specialization import PAPER_FIGURE1, alignment, dominance, plot_neuron_weights, specialization_table, top_aligned
 from ...train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
+from ..verdicts import Part, against_note
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -301,53 +302,60 @@ def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool
     return pd.DataFrame(out)
 
 
+def figure1_part(rows: list[dict], paper_row: tuple[float, float, float]):
+    """One row of the paper's Figure 1 as a :class:`~..verdicts.Part`: the statistic is the larger
+    distance (points) of the two cosine columns (% of the active neurons with A >= .71 and with
+    A >= .90) from the paper's, on the seed means and seed by seed; it holds within
+    :data:`REPRODUCE_PP` points."""
+    def miss(rs) -> float:
+        return max(abs(100 * float(np.mean([r["frac_A071"] for r in rs])) - paper_row[1]),
+                   abs(100 * float(np.mean([r["frac_A090"] for r in rs])) - paper_row[2]))
+
+    return Part("largest miss of the two cosine columns (points)", miss(rows) if rows else None,
+                tuple(miss([r]) for r in rows), high=REPRODUCE_PP, closed=True)
+
+
 def figure1_row_status(rows: list[dict], paper_row: tuple[float, float, float]) -> tuple[str, str]:
     """Whether one row of the paper's Figure 1 reproduces, and the numbers behind the answer.
 
-    The rule: the row **reproduces** when the seed means of both cosine columns (% of the active
-    neurons with A >= .71 and with A >= .90) lie within :data:`REPRODUCE_PP` points of the paper's;
-    it **does not reproduce** when, for every seed, at least one of the two lies farther than that;
-    otherwise (the means miss but some seed lands within) it is **not settled**. The active share
-    is left out: it depends on the width, which the reduced profiles change.
+    The row holds where both cosine columns (% of the active neurons with A >= .71 and with
+    A >= .90) lie within :data:`REPRODUCE_PP` points of the paper's (:func:`figure1_part`); the
+    seeds are the runs of the book's one rule (:func:`~..verdicts.judge`): it **reproduces** when
+    the seed means hold and at least 4 of 5 seeds do, is **indicated** on fewer seeds, and so on.
+    The active share is left out: it depends on the width, which the reduced profiles change.
 
     ``rows`` are one branch's rows of :func:`table_rows` (one per seed); returns
     ``(status, evidence)``.
     """
     if not rows:
         return "not computed", "no run"
-
-    def misses(rs) -> tuple[float, float]:
-        return (100 * float(np.mean([r["frac_A071"] for r in rs])) - paper_row[1],
-                100 * float(np.mean([r["frac_A090"] for r in rs])) - paper_row[2])
-
-    d71, d90 = misses(rows)
-    within = max(abs(d71), abs(d90)) <= REPRODUCE_PP
-    seeds_within = sum(max(abs(v) for v in misses([r])) <= REPRODUCE_PP for r in rows)
-    if within:
-        status = "reproduces"
-    elif seeds_within == 0:
-        status = "does not reproduce"
-    else:
-        status = "not settled"
+    part = figure1_part(rows, paper_row)
     a71 = 100 * float(np.mean([r["frac_A071"] for r in rows]))
     a90 = 100 * float(np.mean([r["frac_A090"] for r in rows]))
+    d71, d90 = a71 - paper_row[1], a90 - paper_row[2]
     n = len(rows)
-    evidence = (f"{a71:.1f} % / {a90:.1f} % ({d71:+.1f} / {d90:+.1f} points); {seeds_within} of {n} "
-                f"seed{'s' if n > 1 else ''} within {REPRODUCE_PP:.0f}")
-    return status, evidence
+    within = sum(part.holds(v) for v in part.values)
+    evidence = (f"{a71:.1f} % / {a90:.1f} % ({d71:+.1f} / {d90:+.1f} points); {within} of {n} "
+                f"seed{'s' if n > 1 else ''} within {REPRODUCE_PP:.0f}"
+                + against_note(part.holds(part.mean), [part.holds(v) for v in part.values], "seed"))
+    return part.status, evidence
 
 
-def figure1_claims(rows: list[dict], page: str, scale: str, paper: dict | None = None) -> list:
+def figure1_claims(rows: list[dict], page: str, profile: str, width: int, batch: int, n: int, paper: dict | None = None,
+                   detail: str = "") -> list:
     """One :class:`~monosem.experiments.verdicts.Claim` per row of the paper's Figure 1, judged on
-    ``rows`` (:func:`table_rows`, or a recorded run's rows) by :func:`figure1_row_status`."""
+    ``rows`` (:func:`table_rows`, or a recorded run's rows) by :func:`figure1_row_status`, at the
+    scale ``profile``, ``width``, ``batch``, ``n`` (training size) and ``detail``."""
     from ..verdicts import Claim
 
     paper = PAPER_FIGURE1 if paper is None else paper
     out = []
     for branch, row in paper.items():
-        status, evidence = figure1_row_status([r for r in rows if r["branch"] == branch], row)
+        mine = [r for r in rows if r["branch"] == branch]
+        _, evidence = figure1_row_status(mine, row)
         claim = f"Figure 1, {BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
-        out.append(Claim(page, claim, scale, status, evidence))
+        out.append(Claim.judged(page, claim, [figure1_part(mine, row)], evidence, profile=profile, width=width, batch=batch,
+                                n=n, unit="seed", detail=detail))
     return out
 
 

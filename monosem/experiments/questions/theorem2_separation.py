@@ -26,6 +26,7 @@ from ...theory.hermite import clipped_ramp_moments
 from ...theory.kernel_bound import kernel_lower_bound
 from ...theory.separation import agop_bayes_lower_bound
 from ..cache import Job, ResultCache
+from ..results import thousands
 from ..runner import run_jobs
 from ..registry import register_plot, register_rows
 from ..sweeps import Figure, register_figure
@@ -343,7 +344,8 @@ def _direction_findings(df: pd.DataFrame, best_mlp: pd.Series) -> dict[str, str]
     falls = [bool(np.all(np.diff(best_mlp[g.index].to_numpy()) < 0)) for _, g in df.groupby(level="K") if len(g) > 1]
     holds = "yes" if grows and falls and all(grows) and all(falls) else "partly" if any(grows) and any(falls) else "no"
     return {"direction": (f"Laplace's error grows with K at {sum(grows)} of {len(grows)} exponents, and the best MLP's error falls "
-                          f"with n at {sum(falls)} of {len(falls)} K"), "direction_holds": holds}
+                          f"with n at {sum(falls)} of {len(falls)} K"), "direction_holds": holds,
+            "direction_misses": f"{len(grows) - sum(grows) + len(falls) - sum(falls)}" if grows and falls else ""}
 
 
 def _train_finding(result: SeparationResult) -> str:
@@ -355,16 +357,21 @@ def _train_finding(result: SeparationResult) -> str:
     return f"the MLP at B = 3K ends at training MSE {r['train_mse_clipped']:.2g} (clipped) at K = {r['K']}, n = {r['n']}"
 
 
-def separation_claims(findings: dict[str, str], page: str, scale: str) -> list:
+def separation_claims(findings: dict[str, str], page: str, profile: str, sizes) -> list:
     """Page 08's row of the status page: the direction Theorem 2 predicts, judged at finite size
-    (:func:`separation_findings`): "reproduces" when it holds at every exponent and every K,
-    "not settled" when in part, "does not reproduce" otherwise. The theorem's limit itself is not
-    testable by simulation."""
-    from ..verdicts import Claim
+    (:func:`separation_findings`) under the book's one rule: the part's statistic is the number of
+    exponents and K at which the direction fails (it holds at none), and every point is one run,
+    so the most it can be is "indicated (1 run)". The theorem's limit itself is not testable by
+    simulation. ``sizes`` (:class:`~monosem.profiles.Theorem2Sizes`) name the scale."""
+    from ..verdicts import Claim, Part
 
-    status = {"yes": "reproduces", "partly": "not settled"}.get(findings["direction_holds"], "does not reproduce")
-    return [Claim(page, "Theorem 2's direction at finite size: kernel error grows with K, the MLP's falls with n", scale, status,
-                  findings["direction"])]
+    misses = findings.get("direction_misses", "")
+    part = Part("exponents and K where the direction fails", float(misses) if misses else None,
+                (float(misses),) if misses else (), high=0.0, closed=True)
+    return [Claim.judged(page, "Theorem 2's direction at finite size: kernel error grows with K, the MLP's falls with n", [part],
+                         findings["direction"], profile=profile, width=f"{sizes.mlp_width_per_cluster} neurons per cluster",
+                         batch=f"full batch up to {thousands(FrobeniusMLPConfig().max_batch)} examples",
+                         n=f"n = ceil({sizes.n_scale:g} K^A) up to {thousands(sizes.n_max)}, K ≤ {max(sizes.Ks)} (each point one run)")]
 
 
 def theorem2_rows(records: dict) -> list[dict[str, Any]]:
