@@ -9,6 +9,7 @@ build (Colab, a plain Jupyter) myst-nb may be missing: the value is then only re
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from . import tables
 from .atomic import atomic_write_json
 from .experiments.verdicts import Claim
 
@@ -23,17 +25,23 @@ __all__ = ["glue", "table_style", "verdict_box", "findings_box", "publish_claims
 
 
 def glue(name: str, value: Any) -> None:
-    """Store ``value`` under ``name`` for the page's prose (not displayed where it is computed)."""
+    """Store ``value`` under ``name`` for the page's prose (not displayed where it is computed); a
+    number is stored in the tables' format (:func:`monosem.tables.number`), so that prose and
+    tables print it alike."""
     try:
         from myst_nb import glue as _glue
     except ImportError:  # a reader's notebook without the book's tools: nothing to insert into
         return
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = tables.number(value)
     _glue(name, value, display=False)
 
 
 def table_style() -> None:
-    """Pandas display settings of the pages: three significant digits, every column and every
-    character of a cell shown."""
+    """How the pages display tables: every DataFrame in the book's number format, folded when
+    long and with its CSV (:func:`monosem.tables.install`); as plain text (a console), three
+    significant digits, every column and every character of a cell shown."""
+    tables.install()
     pd.set_option("display.float_format", "{:.3g}".format)
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
