@@ -153,6 +153,11 @@ def html(df: pd.DataFrame | pd.Series, *, fold: int = FOLD_ROWS, name: str | Non
     """``df`` as an HTML table in the book's number format: no bare 0, 1, 2, ... index, a link to
     its numbers as CSV under it, and folded under a toggle when it has more than ``fold`` rows."""
     frame = df.to_frame() if isinstance(df, pd.Series) else df
+    if (not isinstance(frame.index, pd.MultiIndex) and frame.index.name is not None
+            and not isinstance(frame.columns, pd.MultiIndex) and frame.columns.name is None
+            and frame.index.name not in frame.columns):
+        # a named index becomes the first column: its name heads it, not a second header row
+        frame = frame.reset_index()
     shown = format_frame(frame)
     table = shown.to_html(index=not _bare_index(frame.index), escape=True, border=0, na_rep=MISSING,
                           classes="monosem-table")
