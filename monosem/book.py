@@ -130,6 +130,8 @@ def status_markdown(claims: pd.DataFrame, titles: dict[str, str] | None = None) 
             out += ['<details class="monosem-claim">',
                     f'<summary><span class="monosem-claim-text">{_math_for_html(claim)}</span>'
                     f'<span class="monosem-claim-verdicts">{_math_for_html(verdicts)}</span></summary>', "",
+                    # the PDF drops the raw HTML above: there the claim heads its table
+                    "```{only} latex", f"*{claim}*", "```", "",
                     "| scale | verdict | the numbers |", "|---|---|---|"]
             out += [f"| {v.scale} | {v.verdict} | {v.evidence} |" for v in by_scale.itertuples()]
             out += ["", "</details>", ""]

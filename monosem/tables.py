@@ -180,10 +180,12 @@ def markdown(df: pd.DataFrame | pd.Series) -> str | None:
         return None
     frame = df.to_frame() if isinstance(df, pd.Series) else df
     shown = format_frame(frame)
-    if _bare_index(frame.index):
-        shown = shown.reset_index(drop=True)
-        return shown.to_markdown(index=False)
-    return shown.to_markdown()
+    if isinstance(shown.columns, pd.MultiIndex):  # one header row: the levels joined
+        shown.columns = [" ".join(str(level) for level in col if str(level)) for col in shown.columns]
+    # the index levels as the first columns (a bare 0, 1, 2, ... left out), not as tuples
+    shown = shown.reset_index(drop=_bare_index(frame.index))
+    shown.columns = ["" if str(c).startswith("level_") or c == "index" else str(c) for c in shown.columns]
+    return shown.to_markdown(index=False)
 
 
 def install() -> None:
