@@ -163,16 +163,24 @@ def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: floa
 
 
 def flow_diagram(ax: plt.Axes, rows: Sequence[Sequence[str]], *, colors: Sequence[str] | None = None) -> None:
-    """Boxes joined by arrows, one row of boxes per sequence in ``rows`` (a pipeline diagram)."""
+    """Boxes joined by arrows, one row of boxes per sequence in ``rows`` (a pipeline diagram); the
+    last box of a row points to the first of the next, so the rows read as one pipeline."""
     ax.set_axis_off()
     n_cols = max(len(r) for r in rows)
     colors = list(colors or ["#dbe9f6", "#fde2c8", "#e2f0d9", "#eadcf0"])
+    boxes = []
     for i, row in enumerate(rows):
         y = 1.0 - (i + 0.5) / len(rows)
         for j, text in enumerate(row):
             x = (j + 0.5) / n_cols
-            ax.text(x, y, text, ha="center", va="center", fontsize=8, transform=ax.transAxes, wrap=True,
-                    bbox=dict(boxstyle="round,pad=0.5", fc=colors[i % len(colors)], ec="0.4", lw=0.8))
-            if j + 1 < len(row):
-                ax.annotate("", xy=((j + 1.5) / n_cols - 0.07, y), xytext=(x + 0.07, y), xycoords="axes fraction",
-                            arrowprops=dict(arrowstyle="->", color="0.3", lw=1.0))
+            label = ax.text(x, y, text, ha="center", va="center", fontsize=9.5, transform=ax.transAxes, wrap=True,
+                            bbox=dict(boxstyle="round,pad=0.5", fc=colors[i % len(colors)], ec="0.4", lw=0.8))
+            boxes.append((i, label))
+    # arrows drawn between the boxes' edges (whatever their text's width): along a row from the
+    # right edge to the left edge, and from a row's last box down to the next row's first
+    for (i, a), (k, b) in zip(boxes, boxes[1:]):
+        same_row = i == k
+        ax.annotate("", xy=(0.0, 0.5) if same_row else (0.5, 1.0), xycoords=b.get_bbox_patch(),
+                    xytext=(1.0, 0.5) if same_row else (0.5, 0.0), textcoords=a.get_bbox_patch(),
+                    arrowprops=dict(arrowstyle="->", color="0.3", lw=1.0, shrinkA=2, shrinkB=2,
+                                    connectionstyle="arc3" if same_row else "angle3,angleA=-90,angleB=180"))
