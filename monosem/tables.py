@@ -104,8 +104,8 @@ def _cell(v: Any, integer: bool) -> str:
 
 
 def format_frame(df: pd.DataFrame | pd.Series) -> pd.DataFrame:
-    """``df`` with every value a string in the book's number format (index levels too), for display
-    and for CSV export a reader opens in a spreadsheet."""
+    """``df`` with every value a string in the book's number format (index levels and column labels
+    too), for display."""
     frame = df.to_frame() if isinstance(df, pd.Series) else df
     out = pd.DataFrame(index=frame.index, columns=frame.columns, dtype=object)
     for i in range(frame.shape[1]):  # by position: column names may repeat
@@ -113,6 +113,7 @@ def format_frame(df: pd.DataFrame | pd.Series) -> pd.DataFrame:
         integer = _integer_column(col)
         out.iloc[:, i] = [_cell(v, integer) for v in col]
     out.index = _format_index(frame.index)
+    out.columns = _format_index(frame.columns)  # e.g. one column per gamma: 4, not 4.0
     return out
 
 
