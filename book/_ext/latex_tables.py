@@ -11,6 +11,8 @@ the page (Sphinx sets a long table's columns of automatic width unbroken). The H
 
 from __future__ import annotations
 
+import re
+
 from docutils import nodes
 
 #: a table with more body rows is set as a longtable in the PDF
@@ -38,17 +40,24 @@ def tables_for_latex(app, doctree, docname) -> None:
 
 
 def _widths_from_content(table: nodes.table) -> None:
-    """Give the table's columns widths in proportion to their longest cell (between 4 and 40
-    characters), so that each wraps within the page instead of running off it."""
+    """Give the table's columns widths in proportion to what they hold: at least their longest word
+    (a number never breaks) plus a margin for the column's padding, and their longest body cell up
+    to 30 characters, so that each column wraps within the page instead of running off it or into
+    its neighbour."""
     for group in table.findall(nodes.tgroup):
         specs = [c for c in group.children if isinstance(c, nodes.colspec)]
-        longest = [4] * len(specs)
+        word, cell = [1] * len(specs), [1] * len(specs)
         for row in group.findall(nodes.row):
+            in_body = isinstance(row.parent, nodes.tbody)
             for i, entry in enumerate(c for c in row.children if isinstance(c, nodes.entry)):
-                if i < len(longest):
-                    longest[i] = max(longest[i], min(40, len(entry.astext())))
-        for spec, width in zip(specs, longest):
-            spec["colwidth"] = width
+                if i < len(specs):
+                    text = entry.astext()
+                    # split at breakable spaces only: "20 000" (a no-break space) is one word
+                    word[i] = max(word[i], *(len(w) for w in re.split(r"[ \t\n]+", text)))
+                    if in_body:
+                        cell[i] = max(cell[i], min(30, len(text)))
+        for spec, w, c in zip(specs, word, cell):
+            spec["colwidth"] = max(w + 4, c)
     table["classes"] = [c for c in table["classes"] if c != "colwidths-auto"] + ["colwidths-given"]
 
 
