@@ -1,7 +1,8 @@
 # monosem: the two commands are `make book` and `make test` (set-up included).
 #   make book [PROFILE=smoke|cpu|paper]   build the whole book (default PROFILE=cpu)
 #   make test                             unit tests + nbval regression tests of notebooks/
-# Other targets: venv, sync, execute, html, reference, clean.
+#   make pdf [PROFILE=...]                the book as one PDF, _build/latex/monosem.pdf (needs TeX: pdf-deps)
+# Other targets: venv, sync, execute, html, pdf-deps, reference, clean.
 
 PROFILE ?= cpu
 PYTHON ?= python3
@@ -25,7 +26,7 @@ STAMP := $(VENV)/.monosem-installed
 # only what is missing. Not committed.
 export MONOSEM_CACHE ?= $(CURDIR)/results/cache
 
-.PHONY: book test venv sync execute html reference clean
+.PHONY: book test venv sync execute html pdf pdf-deps reference clean
 
 book: venv sync execute html
 
@@ -75,6 +76,19 @@ execute: venv
 
 html: venv
 	$(BIN)/jupyter-book build . -W --keep-going
+
+# The book as one PDF, from the pages `make execute` ran (executed first if missing), with
+# jupyter-book's LaTeX builder and XeLaTeX (_config.yml). The TeX it needs comes from Debian's /
+# Ubuntu's packages: `make pdf-deps` installs them (as root).
+PDF_PACKAGES := texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-xetex \
+  texlive-plain-generic latexmk xindy fonts-freefont-otf tex-gyre
+pdf: venv
+	@test -f $(EXECUTED)/status.ipynb || $(MAKE) sync execute PROFILE=$(PROFILE)
+	$(BIN)/jupyter-book build . --builder pdflatex
+	@echo "the PDF: _build/latex/monosem.pdf"
+
+pdf-deps:
+	apt-get update && apt-get install -y --no-install-recommends $(PDF_PACKAGES)
 
 # Re-execute the committed notebooks/*.ipynb at the smoke profile (nbval's reference outputs).
 reference: venv sync

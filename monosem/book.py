@@ -9,6 +9,7 @@ build (Colab, a plain Jupyter) myst-nb may be missing: the value is then only re
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from dataclasses import fields
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from . import tables
 from .atomic import atomic_write_json
 from .experiments.verdicts import Claim, rule_text
 
@@ -23,17 +25,23 @@ __all__ = ["glue", "table_style", "verdict_box", "findings_box", "publish_claims
 
 
 def glue(name: str, value: Any) -> None:
-    """Store ``value`` under ``name`` for the page's prose (not displayed where it is computed)."""
+    """Store ``value`` under ``name`` for the page's prose (not displayed where it is computed); a
+    number is stored in the tables' format (:func:`monosem.tables.number`), so that prose and
+    tables print it alike."""
     try:
         from myst_nb import glue as _glue
     except ImportError:  # a reader's notebook without the book's tools: nothing to insert into
         return
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = tables.number(value)
     _glue(name, value, display=False)
 
 
 def table_style() -> None:
-    """Pandas display settings of the pages: three significant digits, every column and every
-    character of a cell shown."""
+    """How the pages display tables: every DataFrame in the book's number format, folded when
+    long and with its CSV (:func:`monosem.tables.install`); as plain text (a console), three
+    significant digits, every column and every character of a cell shown."""
+    tables.install()
     pd.set_option("display.float_format", "{:.3g}".format)
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
@@ -84,3 +92,71 @@ def load_claims(folder: str | os.PathLike) -> pd.DataFrame:
     for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else ():
         rows += json.loads(path.read_text(encoding="utf-8"))
     return pd.DataFrame(rows, columns=[f.name for f in fields(Claim)] + ["scale", "label"])
+
+
+def _section(page: str) -> str:
+    """A page's section as the status page names it: its number, e.g. "01"."""
+    return page[:2]
+
+
+def status_tally(claims: pd.DataFrame) -> pd.DataFrame:
+    """How many rows of ``claims`` (:func:`load_claims`) have each status, by section: one row per
+    page that judged a claim and a last row "all", one column per status of
+    :data:`~monosem.experiments.verdicts.STATUSES` in its order (a status seen in no page counts 0)."""
+    from .experiments import verdicts  # read at call time: the statuses are the verdict rules' to define
+
+    statuses = list(verdicts.STATUSES)
+    sections = list(dict.fromkeys(claims["page"]))
+    tally = pd.crosstab(claims["page"], claims["verdict"]).reindex(index=sections, columns=statuses, fill_value=0)
+    tally.loc["all"] = tally.sum()
+    tally.index = [_section(p) if p != "all" else p for p in tally.index]
+    return tally.rename_axis(index="section", columns=None).astype(int)
+
+
+def _math_for_html(text: str) -> str:
+    """``$x$`` inline math as MathJax reads it in raw HTML (``\\(x\\)``), the rest escaped."""
+    import html
+
+    parts = str(text).split("$")
+    return "".join(html.escape(p) if i % 2 == 0 else f"\\({html.escape(p)}\\)" for i, p in enumerate(parts))
+
+
+def status_markdown(claims: pd.DataFrame, titles: dict[str, str] | None = None) -> str:
+    """The status page's rows (MyST): one block per section, one line per claim with its verdict at
+    every scale, and the numbers behind each verdict folded under it (``<details>``; the PDF shows
+    them open). ``titles`` maps a page to its title."""
+    out = []
+    for page, rows in claims.groupby("page", sort=False):
+        title = (titles or {}).get(page, page)
+        out += [f"**[{_section(page)}]({page}.ipynb) {title}**", ""]
+        for claim, by_scale in rows.groupby("claim", sort=False):
+            verdicts = " · ".join(f"{v.label} ({v.scale})" for v in by_scale.itertuples())
+            out += ['<details class="monosem-claim">',
+                    f'<summary><span class="monosem-claim-text">{_math_for_html(claim)}</span>'
+                    f'<span class="monosem-claim-verdicts">{_math_for_html(verdicts)}</span></summary>', "",
+                    # the PDF drops the raw HTML above: there the claim heads its table
+                    "```{only} latex", f"*{claim}*", "```", "",
+                    "| scale | verdict | the numbers |", "|---|---|---|"]
+            out += [f"| {v.scale} | {v.label} | {v.evidence} |" for v in by_scale.itertuples()]
+            out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def recorded_cells_frame() -> pd.DataFrame:
+    """Every result shipped in ``monosem/recorded/cells_*/``, one row per cell: its profile,
+    method, key, configuration, scalar metrics and wall time (the curves are left out)."""
+    from importlib import resources
+
+    base = Path(str(resources.files("monosem") / "recorded"))
+    rows = []
+    for path in sorted(base.glob("cells_*/*/*.json")):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        row = {"profile": rec.get("profile", path.parent.parent.name.removeprefix("cells_")),
+               "method": path.parent.name, "key": rec.get("key", path.stem)}
+        config = rec.get("config", {})
+        row |= {k: v for k, v in config.get("data", {}).items() if not isinstance(v, (dict, list))}
+        row |= {f"spec.{k}": v for k, v in (config.get("spec") or {}).items() if not isinstance(v, (dict, list))}
+        row |= {k: v for k, v in rec.get("metrics", {}).items() if not isinstance(v, (dict, list))}
+        row |= {f"timing.{k}": v for k, v in rec.get("timing", {}).items() if not isinstance(v, (dict, list))}
+        rows.append(row)
+    return pd.DataFrame(rows)

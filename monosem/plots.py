@@ -20,21 +20,22 @@ __all__ = [
 
 #: The book's text column is about 6.3 inches wide at the figures' 110 dpi, so a figure of at most
 #: :data:`PAGE_WIDTH` inches is shown at its own size and every label keeps the point size set here
-#: (ticks and legends at least 9 pt).
+#: (ticks and legends at least 9.5 pt, about 14 px). A phone shows the same figure at about 0.55 of
+#: that size, so the ticks stay at 8 px or more there too.
 PAGE_WIDTH = 6.2
 
 _STYLE = {
     "figure.dpi": 110,
     "savefig.dpi": 150,
-    "font.size": 10,
-    "axes.titlesize": 10.5,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9.5,
-    "ytick.labelsize": 9.5,
+    "font.size": 10.5,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10.5,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "legend.frameon": False,
-    "legend.fontsize": 9,
+    "legend.fontsize": 9.5,
     "figure.titlesize": 10.5,
 }
 
@@ -130,27 +131,23 @@ METHOD_STYLES = {
 }
 
 
-#: the lowest a +-1 std band reaches on a log axis, as a fraction of the mean (:func:`efficiency_panel`)
-BAND_FLOOR = 0.1
-
-
 def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: float | None = None) -> None:
-    """One panel of Figures 2/4/6: test MSE against n on log-log axes, shaded +-1 std.
+    """One panel of Figures 2/4/6: test MSE against n on log-log axes, with a band over runs.
 
-    ``curves`` maps a method name to ``(ns, mean, std)``; styles come from :data:`METHOD_STYLES`.
-    ``noise`` draws the label-noise variance as a thin horizontal line. A band whose lower edge
-    mean - std falls below a tenth of the mean (a spread as large as the mean, over a few runs) is
-    cut there: on the log axis it would otherwise reach the bottom of the panel and hide the other
-    curves.
+    ``curves`` maps a method name to ``(ns, centre, factor)``: the geometric mean over runs and the
+    geometric standard deviation (a factor >= 1; 1 for one run draws no band), so the band runs
+    from centre ÷ factor to centre × factor. On a log axis that band is symmetric and never
+    reaches below zero, where mean ± std over a few runs of errors spanning a decade would hide
+    the panel; styles come from :data:`METHOD_STYLES`. ``noise`` draws the label-noise variance
+    as a thin horizontal line.
     """
-    for method, (ns, mean, std) in curves.items():
-        ns, mean, std = to_numpy(ns), to_numpy(mean), to_numpy(std)
+    for method, (ns, centre, factor) in curves.items():
+        ns, centre, factor = to_numpy(ns), to_numpy(centre), to_numpy(factor)
         style = dict(METHOD_STYLES.get(method, {"label": method}))
         style.setdefault("ls", "-")
-        ax.plot(ns, mean, ms=4, lw=1.4, **style)
-        if np.any(std > 0):
-            lo = np.clip(mean - std, a_min=mean * BAND_FLOOR, a_max=None)
-            ax.fill_between(ns, lo, mean + std, color=style.get("color"), alpha=0.15, lw=0)
+        ax.plot(ns, centre, ms=4, lw=1.4, **style)
+        if np.any(factor > 1):
+            ax.fill_between(ns, centre / factor, centre * factor, color=style.get("color"), alpha=0.15, lw=0)
     if noise is not None:
         ax.axhline(noise, color="grey", lw=0.8, ls="-.", label="noise level")
     ax.set_xscale("log")
@@ -166,16 +163,24 @@ def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: floa
 
 
 def flow_diagram(ax: plt.Axes, rows: Sequence[Sequence[str]], *, colors: Sequence[str] | None = None) -> None:
-    """Boxes joined by arrows, one row of boxes per sequence in ``rows`` (a pipeline diagram)."""
+    """Boxes joined by arrows, one row of boxes per sequence in ``rows`` (a pipeline diagram); the
+    last box of a row points to the first of the next, so the rows read as one pipeline."""
     ax.set_axis_off()
     n_cols = max(len(r) for r in rows)
     colors = list(colors or ["#dbe9f6", "#fde2c8", "#e2f0d9", "#eadcf0"])
+    boxes = []
     for i, row in enumerate(rows):
         y = 1.0 - (i + 0.5) / len(rows)
         for j, text in enumerate(row):
             x = (j + 0.5) / n_cols
-            ax.text(x, y, text, ha="center", va="center", fontsize=8, transform=ax.transAxes, wrap=True,
-                    bbox=dict(boxstyle="round,pad=0.5", fc=colors[i % len(colors)], ec="0.4", lw=0.8))
-            if j + 1 < len(row):
-                ax.annotate("", xy=((j + 1.5) / n_cols - 0.07, y), xytext=(x + 0.07, y), xycoords="axes fraction",
-                            arrowprops=dict(arrowstyle="->", color="0.3", lw=1.0))
+            label = ax.text(x, y, text, ha="center", va="center", fontsize=9.5, transform=ax.transAxes, wrap=True,
+                            bbox=dict(boxstyle="round,pad=0.5", fc=colors[i % len(colors)], ec="0.4", lw=0.8))
+            boxes.append((i, label))
+    # arrows drawn between the boxes' edges (whatever their text's width): along a row from the
+    # right edge to the left edge, and from a row's last box down to the next row's first
+    for (i, a), (k, b) in zip(boxes, boxes[1:]):
+        same_row = i == k
+        ax.annotate("", xy=(0.0, 0.5) if same_row else (0.5, 1.0), xycoords=b.get_bbox_patch(),
+                    xytext=(1.0, 0.5) if same_row else (0.5, 0.0), textcoords=a.get_bbox_patch(),
+                    arrowprops=dict(arrowstyle="->", color="0.3", lw=1.0, shrinkA=2, shrinkB=2,
+                                    connectionstyle="arc3" if same_row else "angle3,angleA=-90,angleB=180"))

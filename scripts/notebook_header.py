@@ -8,7 +8,8 @@ Every ``notebooks/NN_name.md`` opens with the same three pieces, written here an
 - the install cell: a no-op when ``monosem`` is importable, else a pip install of the package
   from the same ref as the badge (:data:`REF`), so that notebook and package come from one
   commit line; it raises when the install fails (``%pip`` would not). torch is a loose
-  dependency, so Colab's CUDA torch stays.
+  dependency, so Colab's CUDA torch stays. It is the first cell a Colab reader runs, and tagged
+  ``remove-cell``: the rendered book, built where monosem is installed, has nothing to show of it.
 
     python scripts/notebook_header.py            # rewrite the headers (after a version bump)
     python scripts/notebook_header.py --check    # exit 1 naming every notebook that disagrees
@@ -63,7 +64,7 @@ BANNER = """+++ {"tags": ["remove-cell"]}
 def install_cell(repo: str, version: str) -> str:
     spec = install_spec(repo, version)
     return f'''```{{code-cell}} ipython3
-:tags: [nbval-ignore-output]
+:tags: [nbval-ignore-output, remove-cell]
 
 # Without monosem (e.g. on Google Colab), install it from the branch this page belongs to; torch
 # is left as it is (Colab's CUDA build stays). With monosem importable, this cell does nothing.
@@ -81,7 +82,7 @@ print(f"monosem {{monosem.__version__}}")
 
 
 _BADGE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)\n(\n\+\+\+ \{\"tags\": \[\"remove-cell\"\]\}\n.*?\n\+\+\+\n)?", re.S | re.M)
-_INSTALL = re.compile(r"```\{code-cell\} ipython3\n(:tags: \[nbval-ignore-output\]\n\n)?# (On Google Colab|Without monosem).*?\n```", re.S)
+_INSTALL = re.compile(r"```\{code-cell\} ipython3\n(:tags: \[nbval-ignore-output(, remove-cell)?\]\n\n)?# (On Google Colab|Without monosem).*?\n```", re.S)
 
 
 def render(md: Path, repo: str, version: str) -> str:

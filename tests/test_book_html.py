@@ -72,30 +72,92 @@ def test_bibliography_and_proof_environments_render():
     assert bib.count('role="doc-biblioentry"') == entries
 
 
+def _status_word(verdict: str) -> str:
+    """A verdict as printed, without the runs an indicated claim names ("indicated (1 run)")."""
+    return re.sub(r" \((\d+) (runs?|seeds?)\)$", "", verdict)
+
+
 def _verdict_rows(html: str, box: bool) -> list[tuple[str, ...]]:
-    """The (claim, scale, verdict, numbers) rows of a page's verdict box, or of the status table."""
+    """The (claim, scale, verdict, numbers) rows of a page's verdict box, or of the status page
+    (one folded block per claim: the claim in its summary, a row per scale in its table)."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
-    if box:
-        tables = [a.find("table") for a in soup.select("div.admonition") if "Does it reproduce?" in a.get_text()]
-    else:
-        tables = soup.select("main table")[:1]
     rows = []
-    for table in filter(None, tables):
+    if box:
+        for table in filter(None, [a.find("table") for a in soup.select("div.admonition") if "Does it reproduce?" in a.get_text()]):
+            for tr in table.select("tbody tr"):
+                cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+                claim, scale, verdict, numbers = cells[-4:]
+                rows.append((claim, scale, _status_word(verdict), numbers))
+        return rows
+    for summary in soup.select("main summary"):
+        claim = summary.select_one(".monosem-claim-text")
+        table = summary.find_next("table")
+        if claim is None or table is None:
+            continue
         for tr in table.select("tbody tr"):
             cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
-            claim, scale, verdict, numbers = cells[-4:]
-            # a box names an indicated claim's runs ("indicated (1 run)"); the status word is what must agree
-            rows.append((claim, scale, re.sub(r" \(\d+ (runs?|seeds?)\)$", "", verdict), numbers))
+            scale, verdict, numbers = cells[-3:]
+            # a row names an indicated claim's runs ("indicated (1 run)"); the status word is what must agree
+            rows.append((claim.get_text(" ", strip=True), scale, _status_word(verdict), numbers))
     return rows
+
+
+def _normal(row: tuple[str, ...]) -> tuple[str, ...]:
+    """A row's text with its whitespace and MathJax delimiters made alike (the status page writes
+    its claims as raw HTML, the verdict boxes as MyST)."""
+    quotes = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})  # MyST's smart quotes, not in raw HTML
+    return tuple(re.sub(r"\\[()]", "", re.sub(r"\s+", " ", cell)).strip().translate(quotes) for cell in row)
 
 
 def test_the_status_page_agrees_with_every_verdict_box():
     status = HTML / "book" / "executed" / "status.html"
     assert status.exists(), "the status page was not built"
-    in_status = _verdict_rows(status.read_text(encoding="utf-8"), box=False)
-    in_boxes = [row for page in sorted((HTML / "book" / "executed").glob("[0-9][0-9]_*.html"))
+    in_status = [_normal(r) for r in _verdict_rows(status.read_text(encoding="utf-8"), box=False)]
+    in_boxes = [_normal(row) for page in sorted((HTML / "book" / "executed").glob("[0-9][0-9]_*.html"))
                 for row in _verdict_rows(page.read_text(encoding="utf-8"), box=True)]
     assert in_boxes, "no page shows a verdict box"
     assert sorted(in_status) == sorted(in_boxes)
+
+
+def test_the_status_page_opens_on_a_tally_and_links_its_csv_files():
+    from bs4 import BeautifulSoup
+
+    from monosem.experiments.verdicts import STATUSES
+
+    soup = BeautifulSoup((HTML / "book" / "executed" / "status.html").read_text(encoding="utf-8"), "html.parser")
+    tally = soup.select("main table")[0]
+    header = [th.get_text(" ", strip=True) for th in tally.select("thead th")]
+    assert header == ["section", *STATUSES], header
+    assert tally.select("tbody tr")[-1].find("td").get_text(strip=True) == "all"
+    links = {a["href"].rsplit("/", 1)[-1]: a["href"] for a in soup.select("main a[href$='.csv']")}
+    for name in ("monosem-claims.csv", "monosem-recorded-cells.csv"):
+        assert name in links, f"the status page does not link {name}"
+        target = (HTML / "book" / "executed" / links[name]).resolve()
+        assert target.exists() and target.stat().st_size > 0, f"{links[name]} was not built"
+
+
+def _table_cells(page: Path) -> list[str]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    return [cell.get_text(" ", strip=True) for table in soup.select("main table") for cell in table.select("td, th")]
+
+
+def test_no_table_prints_scientific_counts_or_missing_values_as_nan():
+    """Counts are integers (10 000, not 1e+04) and a missing value is a dash, not NaN or <NA>."""
+    bad = []
+    for page in _pages():
+        for cell in _table_cells(page):
+            if re.search(r"\de\+0\d", cell) or re.search(r"(^|\W)(NaN|nan|<NA>|NaT)(\W|$)", cell):
+                bad.append(f"{page.name}: {cell!r}")
+    assert not bad, "tables print scientific notation or NaN:\n" + "\n".join(bad[:20])
+
+
+def test_no_page_shows_the_install_cells_source():
+    header = (ROOT / "scripts" / "notebook_header.py").read_text(encoding="utf-8")
+    marker = "Without monosem (e.g. on Google Colab)"
+    assert marker in header, "the install cell's first comment changed: update this test"
+    shown = [p.name for p in _pages() if marker in p.read_text(encoding="utf-8")]
+    assert not shown, f"pages show the install cell: {shown}"

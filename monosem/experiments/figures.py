@@ -73,8 +73,9 @@ def plot_figure(
     source: str = "",
     rule: str = "best",
 ) -> plt.Figure:
-    """One panel per K (two per row): test MSE against n for every method, mean +- one std over
-    runs (the paper's shaded bands), every RFM variant scored by ``rule``
+    """One panel per K (two per row): test MSE against n for every method, the geometric mean over
+    runs banded ×/÷ one geometric std (the paper shades mean ± std, which on its log axes reaches
+    below zero for a spread as large as the mean), every RFM variant scored by ``rule``
     (:data:`~.verdicts.RFM_RULES`); the legend gives the number of runs behind each curve.
 
     ``records`` (``{job: record}``, e.g. recorded cells) are drawn instead of the cache's;
@@ -100,14 +101,16 @@ def plot_figure(
     ncols = min(2, len(Ks))
     nrows = -(-len(Ks) // ncols)
     with plots.paper_style():
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.9 * nrows + 0.9), squeeze=False, layout="constrained")
+        fig, axes = plt.subplots(nrows, ncols, figsize=(plots.PAGE_WIDTH, 2.9 * nrows + 0.9), squeeze=False, layout="constrained")
         for ax, K in zip(axes.flat, Ks):
             curves = {}
             for method in methods or figure_of(figure).methods:
-                pts = sorted((c.n, c.mean, c.std) for c in cells if c.method == method and c.K == K)
+                # on the log axes: the geometric mean, banded ×/÷ the geometric std (the mean where a
+                # value is not positive, which a log axis cannot draw anyway)
+                pts = sorted((c.n, c.gmean if c.gmean == c.gmean else c.mean, c.gstd)
+                             for c in cells if c.method == method and c.K == K)
                 if pts:
-                    ns, mean, std = zip(*pts)
-                    curves[method] = (ns, mean, std)
+                    curves[method] = tuple(zip(*pts))
             noise = NOISE_VARIANCE if figure == "fig4" else None
             plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
         for ax in list(axes.flat)[len(Ks):]:

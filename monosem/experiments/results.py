@@ -29,6 +29,10 @@ class Cell:
     std: float
     median: float
     capped: int = 0
+    #: geometric mean and geometric standard deviation over runs (a factor >= 1), the centre and
+    #: the ×/÷ band of a curve on a log axis; NaN where a value is not positive
+    gmean: float = float("nan")
+    gstd: float = 1.0
 
 
 def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "best") -> list[Cell]:
@@ -45,8 +49,11 @@ def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "b
     cells = []
     for (method, K, n), vals in sorted(groups.items()):
         v = np.asarray(vals)
+        logs = np.log(v) if np.all(v > 0) else None
+        gmean = float(np.exp(logs.mean())) if logs is not None else float("nan")
+        gstd = float(np.exp(logs.std(ddof=1))) if logs is not None and len(v) > 1 else 1.0
         cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v)),
-                          capped[(method, K, n)]))
+                          gmean=gmean, gstd=gstd, capped=capped[(method, K, n)]))
     return cells
 
 

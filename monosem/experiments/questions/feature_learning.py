@@ -107,37 +107,43 @@ def fits_frame(fits: list[Fit]) -> pd.DataFrame:
     } for f in fits]).set_index(["K", "run"])
 
 
-def over_runs(fits: list[Fit], Ks, key: Callable[[Fit], float]) -> tuple[np.ndarray, np.ndarray]:
-    """``key`` of every fit, as (mean, standard deviation) over the runs at every K of ``Ks``."""
-    per_K = [[key(f) for f in fits if f.K == K] for K in Ks]
+def over_runs(fits: list[Fit], Ks, key: Callable[[Fit], float], geometric: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` of every fit, as (mean, standard deviation) over the runs at every K of ``Ks``; with
+    ``geometric``, (geometric mean, geometric standard deviation), the centre and the ×/÷ factor of
+    a band on a log axis."""
+    per_K = [np.asarray([key(f) for f in fits if f.K == K], dtype=float) for K in Ks]
+    if geometric:
+        logs = [np.log(v) for v in per_K]
+        return np.exp([np.mean(v) for v in logs]), np.exp([np.std(v) for v in logs])
     return np.array([np.mean(v) for v in per_K]), np.array([np.std(v) for v in per_K])
 
 
-def mean_curves(fits: list[Fit], Ks) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def mean_curves(fits: list[Fit], Ks, geometric: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The page's curves over K: Laplace, RFM's last and best iteration and the oracle (mean and
-    std over runs)."""
+    std over runs, or geometric mean and std: :func:`over_runs`)."""
     T = len(fits[0].mse) - 1
-    return {"Laplace (iteration 0)": over_runs(fits, Ks, lambda f: f.mse[0]),
-            f"RFM (iteration {T})": over_runs(fits, Ks, lambda f: f.mse[-1]),
-            f"RFM, best of 0-{T}": over_runs(fits, Ks, lambda f: min(f.mse)),
-            "per-cluster RFM (oracle)": over_runs(fits, Ks, lambda f: f.oracle)}
+    return {"Laplace (iteration 0)": over_runs(fits, Ks, lambda f: f.mse[0], geometric),
+            f"RFM (iteration {T})": over_runs(fits, Ks, lambda f: f.mse[-1], geometric),
+            f"RFM, best of 0-{T}": over_runs(fits, Ks, lambda f: min(f.mse), geometric),
+            "per-cluster RFM (oracle)": over_runs(fits, Ks, lambda f: f.oracle, geometric)}
 
 
-def _band(ax, x, mean, std, color) -> None:
-    """A one-std band, cut at a tenth of the mean (a log axis cannot show zero or less)."""
-    ax.fill_between(x, np.maximum(mean - std, mean / 10), mean + std, color=color, alpha=0.2, lw=0)
+def _band(ax, x, centre, factor, color) -> None:
+    """A band from centre ÷ factor to centre × factor (a geometric std): symmetric on a log axis,
+    where mean ± std over a few runs would reach zero or below."""
+    ax.fill_between(x, centre / factor, centre * factor, color=color, alpha=0.2, lw=0)
 
 
 def plot_gains(fits: list[Fit], Ks, n_train: int, noise_sd: float = 0.02):
-    """Test MSE against K (left) and RFM's last iteration over Laplace (right), means over runs
-    with one-std bands."""
+    """Test MSE against K (left) and RFM's last iteration over Laplace (right), geometric means
+    over runs banded ×/÷ one geometric std (both axes are logarithmic)."""
     runs = len({f.run for f in fits})
-    ratio = over_runs(fits, Ks, lambda f: f.mse[-1] / f.mse[0])
+    ratio = over_runs(fits, Ks, lambda f: f.mse[-1] / f.mse[0], geometric=True)
     with plots.paper_style():
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(plots.PAGE_WIDTH, 3.6), layout="constrained")
-        for name, (mean, std) in mean_curves(fits, Ks).items():
-            (line,) = ax1.plot(Ks, mean, marker="o", label=name)
-            _band(ax1, Ks, mean, std, line.get_color())
+        for name, (centre, factor) in mean_curves(fits, Ks, geometric=True).items():
+            (line,) = ax1.plot(Ks, centre, marker="o", label=name)
+            _band(ax1, Ks, centre, factor, line.get_color())
         ax1.axhline(noise_sd**2, color="grey", ls=":", lw=1, label="noise variance")
         ax1.set(xscale="log", yscale="log", xlabel="number of clusters $K$", ylabel="test MSE", title=f"{runs} run(s), n = {n_train}")
         ax2.plot(Ks, ratio[0], marker="o", color="C1")

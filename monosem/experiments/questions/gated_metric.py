@@ -207,3 +207,42 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
         out[key] = "not recorded" if shares is None else _per_run(
             pd.Series({r: v for (r, it), v in shares[col].items() if it == t and v == v}), "{:.2f}")
     return {f"{prefix}_{key}": value for key, value in out.items()}
+
+
+def diagnosis_frame(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K: int = 2, n: int = 20_000) -> pd.DataFrame:
+    """The numbers of :func:`diagnosis_numbers` at (K, n) as a table, one row per quantity and one
+    column per recorded run: a reader compares runs down a column, which a sentence listing every
+    run's number does not allow."""
+    learned, iso = list(FEATURE_STARTS)
+    at = mse.xs((K, n), level=("K", "n")) if len(mse) else None
+    by_start = {s: at.xs(s, level="start") for s in (learned, iso)} if at is not None and len(at) else {}
+    rows: dict[str, pd.Series] = {}
+    for label, col, start in (("test MSE from G_c, iteration 0", "iteration 0", learned),
+                              ("test MSE from G_c, iteration 3", "iteration 3", learned),
+                              ("test MSE from the identity, iteration 0", "iteration 0", iso),
+                              ("test MSE from the identity, iteration 3", "iteration 3", iso),
+                              ("rightly routed points' test MSE, iteration 0", "iteration 0, rightly routed", learned),
+                              ("rightly routed points' test MSE, iteration 3", "iteration 3, rightly routed", learned),
+                              ("misrouted test points", "misrouted test points", learned),
+                              ("their share of the squared error, iteration 0", "iteration 0, misrouted share", learned),
+                              ("their share of the squared error, iteration 3", "iteration 3, misrouted share", learned)):
+        sel = by_start.get(start)
+        if sel is not None and not sel.empty:
+            rows[label] = sel[col]
+    if by_start:
+        rows["identity over G_c, iteration 3"] = by_start[iso]["iteration 3"] / by_start[learned]["iteration 3"]
+    runs = set(at.index.get_level_values("run")) if at is not None else set()
+    oracle = {j.run: scored(r, "best") for j, r in records.items()
+              if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
+    if oracle:
+        rows["RFM oracle's test MSE (best iteration)"] = pd.Series(oracle)
+    shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None
+    if shares is not None:
+        for label, col, t in (("G_c's share of trace on v_c, iteration 0", "share on v_c", 0),
+                              ("its share on v_c after three updates", "share on v_c", 3),
+                              ("G_c's share on the routing coordinates", "share on the routing block", 0)):
+            rows[label] = pd.Series({r: v for (r, it), v in shares[col].items() if it == t})
+    frame = pd.DataFrame(rows).T if rows else pd.DataFrame()
+    frame = frame.reindex(columns=sorted(frame.columns))
+    frame.columns = [f"run {r}" for r in frame.columns]
+    return frame.rename_axis(index=f"K = {K}, n = {n:,}".replace(",", "\u202f"))

@@ -266,21 +266,22 @@ def _k(n: int) -> str:
 
 def plot_regime(cells: list[RegimeCell], title: str = ""):
     """One panel per K: test MSE against n, MLPs per width (solid: widest), kernels and Bayes."""
-    import matplotlib.pyplot as plt
 
     from ... import plots
 
     Ks = sorted({c.K for c in cells})
     widths = _widths(cells)
     with plots.paper_style():
-        fig, axes = plt.subplots(1, max(1, len(Ks)), figsize=(4.2 * max(1, len(Ks)), 3.4), squeeze=False, layout="constrained")
+        # two panels to a row at the page's width: the labels keep their point size on the page
+        fig, flat = plots.panel_grid(len(Ks), cols=2, panel_height=3.0, extra_height=1.2)
+        axes = flat.reshape(1, -1)
         for ax, K in zip(axes[0], Ks):
             mine = [c for c in cells if c.K == K]
             curves = {}
             for key in ("laplace", "rfm", "oracle-laplace", "oracle-rfm", "bayes"):
                 pts = [(c.n, c.kernels[key]) for c in mine if key in c.kernels]
                 if pts:
-                    curves[key] = (*zip(*pts), [0.0] * len(pts))
+                    curves[key] = (*zip(*pts), [1.0] * len(pts))  # one run: no band
             plots.efficiency_panel(ax, curves, title=f"K = {K}")
             for method, color in (("mlp-relu", "tab:blue"), ("mlp-reglu", "tab:red")):
                 for w in widths:
@@ -295,7 +296,7 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
         for ax in axes[0]:
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
-        fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=4)
+        fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=2)
         if title:
             fig.suptitle(title)
     return fig
@@ -353,7 +354,7 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
     colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0, 0.9, max(1, len(ns))))))
     Ks, widths = sorted({K for K, _ in panels}), sorted({w for _, w in panels})
     with plots.paper_style():
-        fig, axes = plt.subplots(max(1, len(Ks)), max(1, len(widths)), figsize=(4.0 * max(1, len(widths)), 2.8 * max(1, len(Ks))),
+        fig, axes = plt.subplots(max(1, len(Ks)), max(1, len(widths)), figsize=(plots.PAGE_WIDTH, 2.8 * max(1, len(Ks)) + 0.8),
                                  squeeze=False, layout="constrained", sharex=True)
         grid = {(K, w): axes[i][j] for i, K in enumerate(Ks) for j, w in enumerate(widths)}
         for (K, w), ax in grid.items():
