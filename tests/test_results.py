@@ -33,3 +33,19 @@ def test_a_network_at_the_update_cap_is_marked_in_the_curve_tables():
     assert ("mlp-reglu", "at cap") not in table.columns and ("oracle-rfm", "at cap") not in table.columns
     shown = with_spread(table)
     assert shown["mlp-relu"].tolist() == ["0.5 (1 at cap)"] and shown["mlp-reglu"].tolist() == ["0.5"]
+
+
+def test_a_network_at_the_update_cap_is_ringed_in_the_figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from monosem.experiments.figures import CAPPED_LABEL, plot_figure
+    from monosem.experiments.sweeps import sweep
+
+    jobs = sweep("fig2", "smoke", Ks=[10], ns=[500, 1000], methods=["mlp-relu", "mlp-reglu", "oracle-rfm"])
+    records = {j: {"metrics": {"test_mse": 0.5 / j.n * 500, "stop_reason": "cap" if (j.method, j.n) == ("mlp-relu", 1000) else "target"}}
+               for j in jobs}
+    fig = plot_figure("fig2", "smoke", records=records, Ks=[10])
+    rings = [line for ax in fig.axes for line in ax.get_lines() if line.get_label() == CAPPED_LABEL]
+    assert len(rings) == 1 and list(rings[0].get_xdata()) == [1000]
+    assert CAPPED_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]

@@ -61,6 +61,10 @@ def run_figure(
     return {job: records[job] for job in dict.fromkeys(jobs)}
 
 
+#: the legend entry of the ring drawn around a network's point where runs stopped at the update cap
+CAPPED_LABEL = "ringed: runs at the update cap (under-trained)"
+
+
 def plot_figure(
     figure: str,
     profile: str | Profile,
@@ -113,6 +117,11 @@ def plot_figure(
                     curves[method] = tuple(zip(*pts))
             noise = NOISE_VARIANCE if figure == "fig4" else None
             plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
+            # a network some of whose runs stopped at A.2's update cap: under-trained, ringed
+            for c in cells:
+                if c.K == K and c.capped and c.method in curves:
+                    ax.plot([c.n], [c.gmean if c.gmean == c.gmean else c.mean], ls="none", marker="o", ms=10, mfc="none",
+                            mec="0.15", mew=1.0, label=CAPPED_LABEL)
         for ax in list(axes.flat)[len(Ks):]:
             ax.set_visible(False)
         runs = {}  # the number of runs behind each method's curves (the legend says it)
@@ -122,7 +131,7 @@ def plot_figure(
         for ax in axes.flat:  # every method that appears in any panel, once
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
-        labels = [_with_runs(label, runs) for label in legend]
+        labels = [label if label == CAPPED_LABEL else _with_runs(label, runs) for label in legend]
         fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         rfm = any(m.endswith("rfm") for m in runs)
