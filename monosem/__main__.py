@@ -383,7 +383,7 @@ def _status(args: argparse.Namespace) -> int:
     done, missing = cache.status(unique)
     recorded = load_recorded_cells(unique, args.profile)
     print(f"{figure_of(args.figure).title}, profile {args.profile!r}, cache {cache.root}")
-    damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
+    damaged = f" ({len(cache.damaged)} of them damaged: moved aside, a run recomputes them)" if cache.damaged else ""
     print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
     done_set = set(done)
     for method in dict.fromkeys(j.method for j in unique):
