@@ -200,3 +200,12 @@ def test_a_result_that_is_no_result_is_not_cached(tmp_path):
         c.save(job, {"test_mse": float("nan")}, 0.1)
     assert not c.has(job)
 
+
+def test_an_empty_cache_path_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="cache root is empty"):
+        ResultCache("")
+    monkeypatch.setenv("MONOSEM_CACHE", "")
+    with pytest.raises(ValueError, match="MONOSEM_CACHE is set but empty"):
+        ResultCache()
+    monkeypatch.setenv("MONOSEM_CACHE", str(tmp_path))
+    assert ResultCache().root == tmp_path

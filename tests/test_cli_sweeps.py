@@ -97,3 +97,12 @@ def test_a_damaged_cell_costs_that_cell_in_every_command(tmp_path, capsys, comma
     assert "and recomputed" not in said  # the warning says what becomes of the cell, not more
     assert cache.path(hurt).with_name(cache.path(hurt).name + ".corrupt").exists()
 
+
+def test_run_shows_no_empty_progress_bar(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    args = ["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]
+    assert main(args) == 0  # no network cell: the networks' phase has nothing to show
+    err = capsys.readouterr().err
+    assert "fig2: 0job" not in err and "2/2" in err
+    assert main(args) == 0  # all cached: no bar at all
+    assert "fig2:" not in capsys.readouterr().err

@@ -45,8 +45,14 @@ EARLIER_SECONDS, EARLIER_CPU_SECONDS = "_earlier_sittings_seconds", "_earlier_si
 
 
 def default_cache_dir() -> Path:
-    """``$MONOSEM_CACHE`` if set, else ``results/cache`` under the current directory."""
-    return Path(os.environ.get("MONOSEM_CACHE", "results/cache"))
+    """``$MONOSEM_CACHE`` if set, else ``results/cache`` under the current directory. An empty
+    ``$MONOSEM_CACHE`` is an error (it would cache into the current directory)."""
+    root = os.environ.get("MONOSEM_CACHE")
+    if root is None:
+        return Path("results/cache")
+    if not root.strip():
+        raise ValueError("MONOSEM_CACHE is set but empty; name a cache folder or unset it (default: results/cache)")
+    return Path(root)
 
 
 #: a record's error metrics: each, where present, a finite number >= 0 (``test_mse`` may instead
@@ -197,6 +203,8 @@ class ResultCache:
     """A folder of ``<method>/<key>.json`` result files."""
 
     def __init__(self, root: str | Path | None = None) -> None:
+        if isinstance(root, str) and not root.strip():
+            raise ValueError("cache root is empty; name a cache folder (None: $MONOSEM_CACHE, else results/cache)")
         self.root = Path(root) if root is not None else default_cache_dir()
         #: the jobs whose damaged result file the last :meth:`status` moved aside
         self.damaged: list[Job] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -18,7 +19,7 @@ from ..checks import check_int
 from ..progress import progress_bar
 from .cache import Job, ResultCache
 
-__all__ = ["EXECUTORS", "run_jobs", "compute_and_store"]
+__all__ = ["EXECUTORS", "check_slurm", "run_jobs", "compute_and_store"]
 
 EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
 
@@ -88,6 +89,10 @@ def run_jobs(
     unique = list(dict.fromkeys(jobs))
     done, missing = cache.status(unique)
     records = {job: cache.load(job) for job in done}
+    if not missing:  # nothing to compute: no progress bar
+        return {job: records[job] for job in unique}
+    if executor == "slurm":
+        check_slurm()
     bar = progress_bar(progress=progress, total=len(unique), initial=len(done), desc=desc, unit="job")
     if plan is None:
         units, compute = [[job] for job in missing], _OneAtATime(compute)
@@ -110,6 +115,19 @@ def run_jobs(
     finally:
         bar.close()
     return {job: records[job] for job in unique}
+
+
+def check_slurm() -> None:
+    """The ``slurm`` executor submits through submitit, which needs SLURM's ``sbatch`` and
+    ``srun``: refuse it in one line where they are not, before anything is computed."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError as err:  # an optional dependency
+        raise RuntimeError("executor='slurm' needs submitit: pip install 'monosem[slurm]'") from err
+    lacking = [tool for tool in ("sbatch", "srun") if shutil.which(tool) is None]
+    if lacking:
+        raise RuntimeError(f"executor='slurm' needs a SLURM cluster, but {' and '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} not on PATH; "
+                           "off a cluster use executor 'process' (or 'slurm-local' to try the SLURM code path)")
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
