@@ -209,3 +209,16 @@ def test_an_empty_cache_path_is_refused(tmp_path, monkeypatch):
         ResultCache()
     monkeypatch.setenv("MONOSEM_CACHE", str(tmp_path))
     assert ResultCache().root == tmp_path
+
+
+def test_cells_keep_their_keys_and_layout(tmp_path):
+    """A cache written before cells had locks reads the same: one ``<method>/<key>.json`` per
+    cell, the key unchanged; a lock is a file of its own beside it."""
+    c = ResultCache(tmp_path)
+    job = toy_job("toy", 2, 20, 1)
+    assert c.path(job) == tmp_path / "toy" / f"{job.key()}.json"
+    c.save(job, {"test_mse": 0.5}, 0.1)
+    assert c.load(job)["key"] == job.key() and not list(tmp_path.glob("*/*.lock"))
+    with c.lock(job):
+        assert (tmp_path / "toy" / f"{job.key()}.lock").exists()
+    assert sorted(p.name for p in (tmp_path / "toy").glob("*.json")) == [f"{job.key()}.json"]

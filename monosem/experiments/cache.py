@@ -12,6 +12,10 @@ finished cell is never recomputed. A file is trusted only after a schema check
 (:func:`check_record`): one that fails it is moved aside and its cell counts as missing. A result
 stored under a key spelled before the specs were typed is found through :mod:`.legacy`. Nothing is
 ever unpickled.
+
+Workers that share a cache split its cells: a worker computes a cell only while it holds the
+cell's lock (``<method>/<key>.lock``, an advisory ``flock`` through :mod:`filelock`, which the
+operating system drops when its holder dies, so a killed worker's cells are taken over).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
+
+from filelock import FileLock
 
 from ..atomic import atomic_write_json, quarantine
 from .cells import data_config, spec_config
@@ -261,6 +267,13 @@ class ResultCache:
             return self.load(job) if self.has(job) else None
         except FileNotFoundError:
             return None
+
+    def lock(self, job: Job) -> FileLock:
+        """The lock of ``job``'s cell (``<method>/<key>.lock``): a worker computes the cell only
+        while it holds it. An advisory ``flock``: released when its holder exits or is killed."""
+        path = self.root / job.method / f"{job.key()}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(path))
 
     def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "",
              cpu_seconds: float | None = None) -> dict[str, Any]:
