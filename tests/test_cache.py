@@ -108,6 +108,7 @@ def test_cache_refuses_a_file_of_another_job(tmp_path):
     assert not c.has(b) and c.path(b).with_name(c.path(b).name + ".corrupt").exists()
 
 
+@pytest.mark.slow
 def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypatch):
     """A sweep whose cache holds one garbled result, one garbled network and one garbled
     checkpoint finishes with one warning per file and the numbers of a clean run."""

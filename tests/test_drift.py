@@ -2,9 +2,12 @@
 
 import math
 
+import pytest
+
 from monosem.experiments.questions import drift
 
 
+@pytest.mark.slow
 def test_drift_at_smoke_counts_add_up():
     rows = drift.drift_runs("smoke", angles=(60.0,))
     (r,) = rows
@@ -29,6 +32,7 @@ def test_drift_at_smoke_counts_add_up():
         assert "mostly recruited" in text and "phase 1 hurts" in text
 
 
+@pytest.mark.slow
 def test_drift_is_cells_of_the_result_store(tmp_path, monkeypatch):
     """Each angle is a cached cell: through a cache the rows are those computed without one, a
     second call computes nothing, and a cell recomputed later continues the saved phase-1 network;

@@ -55,6 +55,7 @@ def test_the_foot_of_the_ladder_is_the_long_profiles_figure2_cell():
     assert runs == sorted(runs)
 
 
+@pytest.mark.slow
 def test_the_smoke_ladder_runs_and_reports_how_every_network_stopped(tmp_path):
     cache = ResultCache(tmp_path)
     records = run_figure("ladder", "smoke", cache=cache, n_jobs=1, progress=False)
