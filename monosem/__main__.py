@@ -15,9 +15,11 @@
 
 FIGURE is one of fig2, fig4, fig6, regime (the regime map: profile long), the figures of pages 09 and
 10, or one an experiments module registers. Results live in ``--cache`` (default ``$MONOSEM_CACHE`` or
-``results/cache``). The commands that only read the cache (status, plot, export, record) stop with
-an error naming it when it does not exist; ``run`` and ``record --restore`` create it, and say so.
-An export with nothing to export says what to run first and exits with status 1.
+``results/cache``; an empty path is refused). The commands that only read the cache (plot, export,
+record) stop with an error naming it when it does not exist; ``status`` then reports the recorded
+cells and none cached; ``run`` and ``record --restore`` create it, and say so, and refuse a cache
+they cannot write before computing anything. An export with nothing to export says what to run
+first and exits with status 1. A list option given twice (``--n 500 --n 1000``) takes both.
 
 One module for the command line: one function per sub-command (:data:`COMMANDS`), the parser
 built from one function per command group.
@@ -45,6 +47,13 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or action.default is False:
             return action.help or ""
         return super()._get_help_string(action)
+
+
+def _cache_path(text: str) -> Path:
+    """A ``--cache`` folder: any path but an empty one (which would cache into the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the cache folder is empty; name a folder (default: $MONOSEM_CACHE, else results/cache)")
+    return Path(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,14 +86,14 @@ def _figure1_parsers(sub) -> None:
     readings.add_argument("--width", type=int, default=None, help="override the profile's width (default: the profile's)")
     readings.add_argument("--record", action="store_true",
                           help="record the cells in monosem/recorded/cells_<profile>/ (training resumes from checkpoints in the cache)")
-    readings.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE or results/cache)")
-    readings.add_argument("--readings", nargs="+", default=None, metavar="NAME",
+    readings.add_argument("--cache", type=_cache_path, default=None, help="result cache folder (default: $MONOSEM_CACHE or results/cache)")
+    readings.add_argument("--readings", nargs="+", action="extend", default=None, metavar="NAME",
                           help="only these readings (default: all); e.g. --profile paper --readings balanced is Figure 1 at the paper's scale")
     readings.add_argument("--step-revision", type=int, default=None, metavar="R",
                           help="the training step's revision (default: the profile's); a recorded table whose config names none was computed with 1")
     study = sub.add_parser("study", help="the Figure 1 sensitivity study (Section 3.1): what moves the table, and how far")
     study.add_argument("which", choices=("figure1",), help="which study")
-    study.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
+    study.add_argument("--cache", type=_cache_path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
     study.add_argument("--part", type=int, nargs=2, default=(0, 1), metavar=("I", "K"),
                        help="compute every K-th cell of the study from the I-th, when missing (K workers on disjoint cells)")
     study.add_argument("--record", action="store_true",
@@ -100,11 +109,11 @@ def _figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> Non
     p.add_argument("figure", metavar="FIGURE", help="which figure's sweep" + (" or page" if extra else "") + ": "
                    + ", ".join(sorted(FIGURES) + list(extra)) + ", or one an experiments module registers")
     p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
-    p.add_argument("--cache", type=Path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
-    p.add_argument("--K", type=int, nargs="+", default=None, help="only these cluster counts (default: all of the profile's)")
-    p.add_argument("--methods", nargs="+", default=None, help="only these methods (default: all of the figure's)")
-    p.add_argument("--runs", type=int, nargs="+", default=None, help="only these runs (default: all of the profile's)")
-    p.add_argument("--n", type=int, nargs="+", default=None, help="only these training sizes (default: all of the profile's)")
+    p.add_argument("--cache", type=_cache_path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
+    p.add_argument("--K", type=int, nargs="+", action="extend", default=None, help="only these cluster counts (default: all of the profile's)")
+    p.add_argument("--methods", nargs="+", action="extend", default=None, help="only these methods (default: all of the figure's)")
+    p.add_argument("--runs", type=int, nargs="+", action="extend", default=None, help="only these runs (default: all of the profile's)")
+    p.add_argument("--n", type=int, nargs="+", action="extend", default=None, help="only these training sizes (default: all of the profile's)")
 
 
 def _sweep_parsers(sub) -> None:
@@ -177,6 +186,17 @@ def _selection(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
+def _open_cache(args: argparse.Namespace):
+    """The result cache of ``--cache``, else of ``$MONOSEM_CACHE`` (an empty one is an error in
+    one line), else ``results/cache``."""
+    from .experiments.cache import ResultCache
+
+    try:
+        return ResultCache(args.cache)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+
+
 def _require_cache(args: argparse.Namespace, cache, first: str | None = None) -> None:
     """A command that reads the cache stops when its folder does not exist (rather than report
     an empty cache: the path is more likely mistyped than fresh). ``first``: what computes into
@@ -190,12 +210,21 @@ def _require_cache(args: argparse.Namespace, cache, first: str | None = None) ->
 
 
 def _create_cache(args: argparse.Namespace, cache) -> None:
-    """A command that writes the cache creates its folder, saying so in one line."""
+    """A command that writes the cache creates its folder, saying so in one line, and stops
+    before computing anything when it cannot write there."""
+    import tempfile
+
     if not cache.root.exists():
         cache.root.mkdir(parents=True)
         print(f"monosem: created the cache folder {cache.root} (from {_cache_source(args)})", file=sys.stderr)
     elif not cache.root.is_dir():
         raise CLIError(f"cache folder {cache.root} is not a folder (from {_cache_source(args)})")
+    try:  # a real write: permissions, a read-only file system and a full disk alike
+        with tempfile.TemporaryFile(dir=cache.root, prefix=".monosem-write-check-"):
+            pass
+    except OSError as err:
+        raise CLIError(f"cache folder {cache.root} is not writable (from {_cache_source(args)}: "
+                       f"{err.strerror or err}); name another with --cache") from None
 
 
 def _nothing_to_export(args: argparse.Namespace, cache) -> str:
@@ -278,11 +307,10 @@ _BEYOND_PLOTS = {
 def _study(args: argparse.Namespace) -> int:
     """``monosem study figure1``: compute the sensitivity study's cells (Section 3.1, A.1) into the
     cache or, with ``--record``, record the cached ones at the cpu profile."""
-    from .experiments.cache import ResultCache
     from .experiments.questions.figure1_sensitivity import RECORDED_PROFILE, run_study, study_jobs
     from .experiments.recorded import record_cells, recorded_cells_dir
 
-    cache = ResultCache(args.cache)
+    cache = _open_cache(args)
     i, k = args.part
     if not (k >= 1 and 0 <= i < k):
         raise ValueError(f"--part I K needs 0 <= I < K, got {i} {k}")
@@ -312,7 +340,6 @@ def _profiles(args: argparse.Namespace) -> int:
 def _readings(args: argparse.Namespace) -> int:
     """``monosem readings``: the Figure 1 table under each reading of the initialization, one cell
     per reading (computed, or read from the cache; ``--record`` ships them)."""
-    from .experiments.cache import ResultCache
     from .experiments.questions.figure1_cells import compute_reading, reading_jobs
     from .experiments.questions.figure1_readings import ablation_frame, ablation_summary
     from .experiments.questions.specialization import READINGS, STUDY_READINGS
@@ -328,7 +355,7 @@ def _readings(args: argparse.Namespace) -> int:
         raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
     chosen = READINGS if args.readings is None else tuple(known[n] for n in args.readings)
     jobs = reading_jobs(P, chosen, width=args.width, step_revision=args.step_revision)
-    cache = ResultCache(args.cache)
+    cache = _open_cache(args)
     _create_cache(args, cache)
     records = run_jobs(jobs, compute_reading, cache, desc="Figure 1 readings")
     first = next(iter(records.values()))["metrics"]
@@ -359,11 +386,13 @@ def _estimate(args: argparse.Namespace) -> int:
 def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool = True):
     """The cache and the selected jobs of a figure command. A command that ``writes`` creates the
     cache folder; one that ``reads`` it requires it to exist."""
-    from .experiments.cache import ResultCache
     from .experiments.sweeps import figure_of, sweep
 
     figure_of(args.figure)  # a clear error for an unknown figure, before any folder is touched
-    cache = ResultCache(args.cache)
+    for name in ("K", "methods", "runs", "n"):  # a value given twice is one selection
+        if getattr(args, name) is not None:
+            setattr(args, name, list(dict.fromkeys(getattr(args, name))))
+    cache = _open_cache(args)
     jobs = sweep(args.figure, args.profile, Ks=args.K, methods=args.methods, runs=args.runs, ns=args.n)
     if writes:
         _create_cache(args, cache)
@@ -378,12 +407,15 @@ def _status(args: argparse.Namespace) -> int:
     from .experiments.recorded import load_recorded_cells
     from .experiments.sweeps import figure_of
 
-    cache, jobs = _figure_cells(args)
+    cache, jobs = _figure_cells(args, reads=False)
+    if cache.root.exists() and not cache.root.is_dir():
+        raise CLIError(f"cache folder {cache.root} is not a folder (from {_cache_source(args)})")
     unique = list(dict.fromkeys(jobs))
-    done, missing = cache.status(unique)
+    done, missing = cache.status(unique)  # no folder: nothing cached, and nothing created
     recorded = load_recorded_cells(unique, args.profile)
-    print(f"{figure_of(args.figure).title}, profile {args.profile!r}, cache {cache.root}")
-    damaged = f" ({len(cache.damaged)} of them damaged: moved aside, to be recomputed)" if cache.damaged else ""
+    absent = "" if cache.root.exists() else f" (no such folder yet, from {_cache_source(args)})"
+    print(f"{figure_of(args.figure).title}, profile {args.profile!r}, cache {cache.root}{absent}")
+    damaged = f" ({len(cache.damaged)} of them damaged: moved aside, a run recomputes them)" if cache.damaged else ""
     print(f"{len(done)} of {len(unique)} cells cached, {len(missing)} missing{damaged}; {len(recorded)} recorded in the package")
     done_set = set(done)
     for method in dict.fromkeys(j.method for j in unique):
@@ -456,6 +488,13 @@ def _run(args: argparse.Namespace) -> int:
     from .experiments.figures import run_figure
     from .profiles import warn_without_cuda
 
+    if args.executor == "slurm":
+        from .experiments.runner import check_slurm
+
+        try:
+            check_slurm()
+        except RuntimeError as err:
+            raise CLIError(f"--executor slurm: {err}") from None
     cache, jobs = _figure_cells(args, writes=True)
     warn_without_cuda(args.profile)
     slurm = {"timeout_min": args.slurm_timeout_min}

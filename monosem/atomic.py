@@ -57,13 +57,14 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
         torch.save(obj, fh)
 
 
-def quarantine(path: str | os.PathLike, why: str) -> Path:
-    """Move a damaged file aside (``<name>.corrupt``, replacing an older one) and warn, naming it
-    and the reason; returns the new path. The caller then recomputes what the file held."""
+def quarantine(path: str | os.PathLike, why: str, then: str = "recomputed") -> Path:
+    """Move a damaged file aside (``<name>.corrupt``, replacing an older one) and warn, naming it,
+    the reason and ``then``, what becomes of what it held (the default: the caller recomputes it
+    now); returns the new path."""
     import warnings
 
     path = Path(path)
     target = path.with_name(path.name + ".corrupt")
     os.replace(path, target)
-    warnings.warn(f"{path} is damaged ({why}); moved aside to {target.name} and recomputed", RuntimeWarning, stacklevel=3)
+    warnings.warn(f"{path} is damaged ({why}); moved aside to {target.name} and {then}", RuntimeWarning, stacklevel=3)
     return target

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import pytest
 from monosem.experiments import cache as cache_mod
 from monosem.experiments.cache import Job, ResultCache, atomic_write_json
@@ -107,6 +108,7 @@ def test_cache_refuses_a_file_of_another_job(tmp_path):
     assert not c.has(b) and c.path(b).with_name(c.path(b).name + ".corrupt").exists()
 
 
+@pytest.mark.slow
 def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypatch):
     """A sweep whose cache holds one garbled result, one garbled network and one garbled
     checkpoint finishes with one warning per file and the numbers of a clean run."""
@@ -142,3 +144,82 @@ def test_damaged_json_model_and_checkpoint_cost_one_cell_each(tmp_path, monkeypa
         assert str(path) in named and path.with_name(path.name + ".corrupt").exists()
     for job, rec in ref.items():
         assert got[job]["metrics"]["test_mse"] == rec["metrics"]["test_mse"], job.label()
+
+
+# a cell file is trusted only after its schema check: each of these is damage
+DAMAGE = {
+    "undecodable bytes": b'{"config": \xd1\x00',
+    "test_mse a string": {"test_mse": "banana"},
+    "test_mse null": {"test_mse": None},
+    "test_mse a list": {"test_mse": [0.1]},
+    "test_mse negative": {"test_mse": -5.0},
+    "test_mse NaN": {"test_mse": float("nan")},
+    "train_mse infinite": {"test_mse": 0.1, "train_mse": float("inf")},
+    "test_mse a bool": {"test_mse": True},
+    "a string in the iterations": {"test_mse": 0.1, "test_mse_by_iteration": [0.1, "x"]},
+    "metrics a list": [0.1],
+}
+
+
+def damage(cache: ResultCache, job: Job, how) -> None:
+    """Write ``how`` over ``job``'s result file: raw bytes, or metrics put in its record."""
+    path = cache.path(job)
+    if isinstance(how, bytes):
+        path.write_bytes(how)
+        return
+    record = json.loads(path.read_text())
+    record["metrics"] = how
+    path.write_text(json.dumps(record, allow_nan=True))
+
+
+@pytest.mark.parametrize("how", list(DAMAGE), ids=list(DAMAGE))
+def test_a_cell_file_is_trusted_only_after_its_schema_check(tmp_path, how):
+    c = ResultCache(tmp_path)
+    job = _jobs()[0]
+    c.save(job, {"test_mse": 0.5}, 0.1)
+    damage(c, job, DAMAGE[how])
+    with pytest.warns(RuntimeWarning, match=re.escape(str(c.path(job)))) as caught:
+        done, missing = c.status([job])
+    assert (done, missing, c.damaged) == ([], [job], [job]) and not c.has(job)
+    assert c.path(job).with_name(c.path(job).name + ".corrupt").exists()
+    # it counts as missing: "recomputed" is said only where something recomputes it
+    assert "counts as missing" in str(caught[0].message) and "and recomputed" not in str(caught[0].message)
+
+
+def test_a_question_cell_may_hold_a_table_of_errors(tmp_path):
+    c = ResultCache(tmp_path)
+    job = _jobs()[0]
+    table = {"start": {"iteration 0": 0.01, "test points": 4096.0}}
+    c.save(job, {"test_mse": table, "test_mse_by_iteration": [0.2, 0.1], "stop_reason": "target"}, 0.1)
+    assert c.load(job)["metrics"]["test_mse"] == table
+
+
+def test_a_result_that_is_no_result_is_not_cached(tmp_path):
+    c = ResultCache(tmp_path)
+    job = _jobs()[0]
+    with pytest.raises(ValueError, match=r"toy K=1 n=10 run=0 is not cached: test_mse=nan"):
+        c.save(job, {"test_mse": float("nan")}, 0.1)
+    assert not c.has(job)
+
+
+def test_an_empty_cache_path_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="cache root is empty"):
+        ResultCache("")
+    monkeypatch.setenv("MONOSEM_CACHE", "")
+    with pytest.raises(ValueError, match="MONOSEM_CACHE is set but empty"):
+        ResultCache()
+    monkeypatch.setenv("MONOSEM_CACHE", str(tmp_path))
+    assert ResultCache().root == tmp_path
+
+
+def test_cells_keep_their_keys_and_layout(tmp_path):
+    """A cache written before cells had locks reads the same: one ``<method>/<key>.json`` per
+    cell, the key unchanged; a lock is a file of its own beside it."""
+    c = ResultCache(tmp_path)
+    job = toy_job("toy", 2, 20, 1)
+    assert c.path(job) == tmp_path / "toy" / f"{job.key()}.json"
+    c.save(job, {"test_mse": 0.5}, 0.1)
+    assert c.load(job)["key"] == job.key() and not list(tmp_path.glob("*/*.lock"))
+    with c.lock(job):
+        assert (tmp_path / "toy" / f"{job.key()}.lock").exists()
+    assert sorted(p.name for p in (tmp_path / "toy").glob("*.json")) == [f"{job.key()}.json"]

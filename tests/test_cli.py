@@ -9,6 +9,7 @@ import pytest
 
 import monosem.profiles as profiles
 from monosem.__main__ import main, profiles_table
+from monosem.experiments.sweeps import sweep
 from monosem.profiles import PROFILE_NAMES
 
 SMOKE = ["--profile", "smoke", "--methods", "bayes", "--K", "10"]
@@ -17,7 +18,6 @@ SMOKE = ["--profile", "smoke", "--methods", "bayes", "--K", "10"]
 @pytest.mark.parametrize(
     "argv",
     [
-        ["status", "fig2"],
         ["plot", "fig2"],
         ["export", "fig2"],
         ["record", "fig2"],
@@ -36,8 +36,82 @@ def test_a_missing_cache_is_an_error_naming_it(tmp_path, capsys, argv):
 
 def test_a_missing_cache_named_by_the_environment_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MONOSEM_CACHE", str(tmp_path / "gone"))
-    assert main(["status", "fig2", "--profile", "smoke"]) == 1
+    assert main(["plot", "fig2", "--profile", "smoke"]) == 1
     assert "(from $MONOSEM_CACHE)" in capsys.readouterr().err
+
+
+def test_status_without_a_cache_reports_the_recorded_cells(tmp_path, capsys, monkeypatch):
+    """The README's ``monosem status fig2 --profile long`` on a fresh clone: no cache folder yet
+    is nothing cached, and the recorded cells are counted."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MONOSEM_CACHE", raising=False)
+    assert main(["status", "fig2", "--profile", "long"]) == 0
+    out = capsys.readouterr().out
+    assert "results/cache (no such folder yet, from the default, results/cache)" in out
+    cells = len(set(sweep("fig2", "long")))
+    assert f"0 of {cells} cells cached, {cells} missing; {cells} recorded in the package" in out
+    assert not (tmp_path / "results").exists()  # reading never creates it
+
+
+@pytest.mark.parametrize("argv", [["status", "fig2"], ["run", "fig2"], ["readings"], ["study", "figure1"]])
+def test_an_empty_cache_path_is_refused(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--cache", ""])
+    assert exit_.value.code == 2 and "argument --cache: the cache folder is empty" in capsys.readouterr().err
+    monkeypatch.setenv("MONOSEM_CACHE", "")
+    assert main([*argv] + (["--profile", "smoke"] if argv[0] != "study" else [])) == 1
+    err = capsys.readouterr().err
+    assert err == "monosem: error: MONOSEM_CACHE is set but empty; name a cache folder or unset it (default: results/cache)\n"
+    assert list(tmp_path.iterdir()) == []  # nothing cached into the current folder
+
+
+def test_a_read_only_cache_is_refused_before_computing(tmp_path, capsys, monkeypatch):
+    import os
+    import tempfile
+
+    from monosem.experiments import figures
+
+    frozen = tmp_path / "frozen"
+    frozen.mkdir()
+    frozen.chmod(0o555)
+    if os.access(frozen, os.W_OK):  # root writes there anyway: stand in for a read-only file system
+        def refused(*args, **kwargs):
+            raise PermissionError(13, "Permission denied", str(frozen))
+
+        monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: pytest.fail("computed into a cache it cannot write"))
+    try:
+        assert main(["run", "fig2", *SMOKE, "--cache", str(frozen)]) == 1
+    finally:
+        frozen.chmod(0o755)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cache folder {frozen} is not writable (from --cache: Permission denied)" in err
+
+
+def test_repeated_list_options_accumulate(tmp_path, capsys, monkeypatch):
+    from monosem.experiments import figures
+
+    seen = {}
+    monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: seen.update(kw))
+    argv = ["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--methods", "laplace", "bayes"]
+    assert main([*argv, "--n", "500", "--n", "1000", "500", "--K", "10", "--K", "1", "--runs", "0", "--runs", "0"]) == 0
+    assert (seen["ns"], seen["Ks"], seen["methods"], seen["runs"]) == ([500, 1000], [10, 1], ["bayes", "laplace"], [0])
+    assert "all 8 cells" in capsys.readouterr().out
+
+
+def test_slurm_off_a_cluster_is_one_line(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from monosem.experiments import figures
+
+    pytest.importorskip("submitit")
+    monkeypatch.setattr(shutil, "which", lambda tool: None)
+    monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: pytest.fail("computed without a cluster"))
+    assert main(["run", "fig2", *SMOKE, "--cache", str(tmp_path / "c"), "--executor", "slurm"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--executor slurm: executor='slurm' needs a SLURM cluster, but sbatch and srun are not on PATH" in err
+    assert not (tmp_path / "c").exists()  # refused before the cache is touched
 
 
 def test_a_cache_that_is_a_file_is_an_error(tmp_path, capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from monosem.__main__ import main
 from monosem.experiments.cache import ResultCache
@@ -65,3 +67,42 @@ def test_status_counts_the_source_networks_a_gated_cell_must_train(tmp_path, cap
     assert networks_to_retrain(gated, cache) == sources
     assert main(["status", "fig4", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "gated-laplace", "gated-rfm", "--K", "2", "--runs", "0"]) == 0
     assert f"{len(sources)} source network(s) of the missing gated cells to train first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["status", "export", "plot", "run"])
+@pytest.mark.parametrize("how", ["undecodable bytes", "test_mse a string", "test_mse null", "test_mse a list", "test_mse negative"])
+def test_a_damaged_cell_costs_that_cell_in_every_command(tmp_path, capsys, command, how):
+    """status, export, plot and run all name a damaged cell file, move it aside and go on with
+    the other cells; run recomputes that one cell."""
+    from test_cache import DAMAGE, damage
+
+    args = ["--profile", "smoke", "--cache", str(tmp_path / "c"), "--methods", "bayes", "--K", "10"]
+    assert main(["run", "fig2", *args]) == 0
+    cache = ResultCache(tmp_path / "c")
+    hurt, kept = sweep("fig2", "smoke", Ks=[10], methods=["bayes"])
+    clean = cache.load(hurt)["metrics"]
+    damage(cache, hurt, DAMAGE[how])
+    capsys.readouterr()
+    extra = {"export": ["--format", "json"], "plot": ["--out", str(tmp_path / "f.png")]}.get(command, [])
+    with pytest.warns(RuntimeWarning, match=f"{cache.path(hurt).name} is damaged") as caught:
+        assert main([command, "fig2", *args, *extra]) == 0
+    said = " ".join(str(w.message) for w in caught)
+    out = capsys.readouterr().out
+    if command == "status":
+        assert "1 of 2 cells cached, 1 missing (1 of them damaged" in out
+    elif command == "export":
+        assert [row["key"] for row in json.loads(out)] == [kept.key()]
+    elif command == "run":
+        assert cache.load(hurt)["metrics"] == clean  # that one cell recomputed
+    assert "and recomputed" not in said  # the warning says what becomes of the cell, not more
+    assert cache.path(hurt).with_name(cache.path(hurt).name + ".corrupt").exists()
+
+
+def test_run_shows_no_empty_progress_bar(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    args = ["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "bayes", "--K", "10"]
+    assert main(args) == 0  # no network cell: the networks' phase has nothing to show
+    err = capsys.readouterr().err
+    assert "fig2: 0job" not in err and "2/2" in err
+    assert main(args) == 0  # all cached: no bar at all
+    assert "fig2:" not in capsys.readouterr().err

@@ -203,6 +203,8 @@ def test_noiseless_routing_posterior_is_exact():
         (lambda: data.mixed_link_model(0), "K"),
         (lambda: data.mixed_link_model(2.5), "K"),
         (lambda: data.mixed_link_model(3, run=-1), "run"),
+        # the geometry's farthest-point search is quadratic in K: K = 20 000 would run for hours
+        (lambda: data.mixed_link_model(20_000), r"K=20000 must be an integer in 1\.\.1000"),
         (lambda: data.symmetric_mixture(0, 2.0), "K"),
         (lambda: data.symmetric_mixture(2, 0.0), "R"),
         (lambda: data.noiseless_routing_mixture(2, -1.0), "R"),

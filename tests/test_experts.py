@@ -42,6 +42,7 @@ def smoke(tmp_path_factory):
     return cache, records
 
 
+@pytest.mark.slow
 def test_smoke_sweep_end_to_end(smoke):
     cache, records = smoke
     P = get_profile("smoke")
@@ -131,6 +132,7 @@ def test_dense_cell_at_figure2_settings_is_the_figure2_cell():
     assert job.spec.network == ref and job.spec.n_experts == job.K
 
 
+@pytest.mark.slow
 def test_damaged_saved_mixture_is_quarantined_and_retrained(tmp_path, monkeypatch):
     monkeypatch.setenv("TQDM_DISABLE", "1")
     cache = ResultCache(tmp_path)

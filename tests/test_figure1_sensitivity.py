@@ -113,6 +113,7 @@ def test_tiny_study_end_to_end_and_resume(tmp_path):
     assert skipped["cells"] == []
 
 
+@pytest.mark.slow
 def test_the_cells_are_measure_and_a_second_run_computes_nothing(tmp_path, monkeypatch):
     """Each (setting, seed) is a cell of the store: its rows are :func:`measure`'s, stored once;
     ``part`` splits the cells between workers and a second run reads them all."""
@@ -134,6 +135,7 @@ def test_the_cells_are_measure_and_a_second_run_computes_nothing(tmp_path, monke
     assert len(list((tmp_path / f1s.METHOD).glob("*.json"))) == 4
 
 
+@pytest.mark.slow
 def test_the_command_computes_in_parts_records_and_exports_the_cells(tmp_path, monkeypatch, capsys):
     """``monosem study figure1 --part I K`` computes the cells, ``--record`` records them at the
     cpu profile, where :func:`recorded_study` and ``monosem export --recorded`` find them."""
@@ -165,6 +167,7 @@ def test_the_command_computes_in_parts_records_and_exports_the_cells(tmp_path, m
     assert (tmp_path / "map.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_the_studys_answers_read_a_tiny_study(tmp_path):
     import matplotlib
 

@@ -64,6 +64,7 @@ def test_the_foot_of_the_ladder_is_the_long_profiles_figure2_cell():
     assert runs == sorted(runs)
 
 
+@pytest.mark.slow
 def test_the_smoke_ladder_runs_and_reports_how_every_network_stopped(smoke_ladder):
     records, _ = smoke_ladder
     frame = ladder.ladder_frame(records, "smoke")
@@ -90,6 +91,7 @@ def test_a_rung_rejects_a_bad_knob_or_size():
     assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u2009000")
 
 
+@pytest.mark.slow
 def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(smoke_ladder):
     """Its network is the ladder cell's (the same test MSE), its oracles the oracle cells' (the
     same overall test MSE), and the per-link table adds the clusters up."""
@@ -110,6 +112,7 @@ def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(smoke
         assert g["clusters"].sum() == 10
 
 
+@pytest.mark.slow
 def test_the_page_numbers_come_from_the_records(smoke_ladder):
     records, gaps = smoke_ladder
     numbers = ladder.ladder_numbers(records, gaps, "smoke")
@@ -124,6 +127,7 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert empty["ld_gap"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
+@pytest.mark.slow
 def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
     records, _ = smoke_ladder
     rows = ladder.ladder_claims(records, "04_sample_efficiency", "smoke")

@@ -45,6 +45,7 @@ def test_readings_and_their_readout_rates():
     assert fig1.READINGS[0].readout_lr_scale(512) == 1.0
 
 
+@pytest.mark.slow
 def test_ablation_at_smoke_gives_the_whole_table_per_reading():
     sizes = get_profile("smoke").specialization
     result = readings.reading_ablation(sizes, progress=False)

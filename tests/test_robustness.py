@@ -161,7 +161,11 @@ def test_cli_plot_of_a_partial_cache_says_what_is_missing(tmp_path, capsys):
 def test_jobs_sets_the_slurm_array_parallelism(tmp_path, monkeypatch):
     from monosem.experiments import figures
 
+    import shutil
+
+    pytest.importorskip("submitit")
     seen = {}
+    monkeypatch.setattr(shutil, "which", lambda tool: f"/usr/bin/{tool}")  # as on a cluster
     monkeypatch.setattr(figures, "run_figure", lambda *a, **kw: seen.update(kw["slurm"]))
     assert main(["run", "fig2", "--profile", "smoke", "--cache", str(tmp_path), "--executor", "slurm", "--jobs", "7"]) == 0
     assert seen["slurm_array_parallelism"] == 7

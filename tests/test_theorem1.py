@@ -185,6 +185,7 @@ def test_nearest_direction():
 
 
 # ------------------------------------------------------------------------------ Lemma 9
+@pytest.mark.slow
 def test_two_layer_flow_keeps_invariant_and_tracks_teacher():
     K, R, m = 2, 3.0, 4
     w0 = random_directions(m, K, seed=4)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import numpy as np
+import pytest
 
 
 def test_dynamics_tables_numbers_and_claims_read_a_page07_payload():
@@ -77,6 +78,7 @@ def test_the_pages_simulations_check_lemmas_7_and_5_at_smoke_size():
     assert cov["ms"][-1] <= 6 * cov["K"] and np.all(cov["bounds"][:, 0] <= cov["exact"] + 1e-12)
 
 
+@pytest.mark.slow
 def test_the_pages_text_and_record_come_from_one_run_of_every_simulation():
     """The page's printed checks and its record, at smoke size: one line per R of Lemma 5's fit,
     one per m of Lemma 8's coverage, one per eps of Lemma 9's tracking, and a record whose
@@ -103,6 +105,7 @@ def test_the_pages_text_and_record_come_from_one_run_of_every_simulation():
     assert json.loads(json.dumps(record))["C_fit"] == fit.C  # JSON-ready
 
 
+@pytest.mark.slow
 def test_the_dynamics_are_one_cell_computed_by_the_cli_like_the_page(tmp_path):
     """``monosem run theorem1`` computes the cell page 07 stores (the same numbers: same seed,
     same simulations), and ``export`` writes its sections."""

@@ -8,8 +8,14 @@ result. The figure and profile a job was declared for are not part of its key: t
 Figures 2, 4 and 6 is one job, computed once.
 Results are small JSON files (config, metrics, timings, versions) written atomically: a file is
 either absent or complete, so a sweep interrupted at any point resumes where it stopped and a
-finished cell is never recomputed. A result stored under a key spelled before the specs were typed
-is found through :mod:`.legacy`. Nothing is ever unpickled.
+finished cell is never recomputed. A file is trusted only after a schema check
+(:func:`check_record`): one that fails it is moved aside and its cell counts as missing. A result
+stored under a key spelled before the specs were typed is found through :mod:`.legacy`. Nothing is
+ever unpickled.
+
+Workers that share a cache split its cells: a worker computes a cell only while it holds the
+cell's lock (``<method>/<key>.lock``, an advisory ``flock`` through :mod:`filelock`, which the
+operating system drops when its holder dies, so a killed worker's cells are taken over).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
+import numbers
 import os
 import platform
 import time
@@ -25,12 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from filelock import FileLock
+
 from ..atomic import atomic_write_json, quarantine
 from .cells import data_config, spec_config
 from .legacy import legacy_config
 
-__all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "Job", "ResultCache", "config_without_version", "default_cache_dir",
-           "atomic_write_json", "job_key"]
+__all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "ERROR_METRICS", "Job", "ResultCache", "check_record",
+           "config_without_version", "default_cache_dir", "atomic_write_json", "job_key"]
 
 #: Bump when a change to the code makes old cached results wrong. 3: the key is the cell's typed
 #: specs serialized whole (:mod:`.cells`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
@@ -41,8 +51,51 @@ EARLIER_SECONDS, EARLIER_CPU_SECONDS = "_earlier_sittings_seconds", "_earlier_si
 
 
 def default_cache_dir() -> Path:
-    """``$MONOSEM_CACHE`` if set, else ``results/cache`` under the current directory."""
-    return Path(os.environ.get("MONOSEM_CACHE", "results/cache"))
+    """``$MONOSEM_CACHE`` if set, else ``results/cache`` under the current directory. An empty
+    ``$MONOSEM_CACHE`` is an error (it would cache into the current directory)."""
+    root = os.environ.get("MONOSEM_CACHE")
+    if root is None:
+        return Path("results/cache")
+    if not root.strip():
+        raise ValueError("MONOSEM_CACHE is set but empty; name a cache folder or unset it (default: results/cache)")
+    return Path(root)
+
+
+#: a record's error metrics: each, where present, a finite number >= 0 (``test_mse`` may instead
+#: be a table of them, a dict, in a question's own cell; ``test_mse_by_iteration`` is a list of them)
+ERROR_METRICS = ("test_mse", "test_median_se", "train_mse", "test_mse_final")
+_ERROR_LISTS = ("test_mse_by_iteration",)
+
+
+def _is_error(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _error_table(value: Any) -> bool:
+    """A dict whose every value is an error or such a dict."""
+    return isinstance(value, dict) and all(_is_error(v) or _error_table(v) for v in value.values())
+
+
+def check_record(record: Any, config: dict[str, Any]) -> str | None:
+    """Why ``record`` is not a result of the job whose configuration is ``config`` (``None``
+    when it is one): it must be a dict holding that configuration, a ``metrics`` dict whose
+    error metrics (:data:`ERROR_METRICS`) are finite numbers >= 0, and a ``timing`` dict if any."""
+    if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
+        return "not a result record"
+    if record.get("config") != config:
+        return "it holds another job"
+    if not isinstance(record.get("timing", {}), dict):
+        return f"timing is {type(record['timing']).__name__}, not a dict"
+    metrics = record["metrics"]
+    for name in ERROR_METRICS:
+        value = metrics.get(name, 0.0)
+        if not (_is_error(value) or (name == "test_mse" and _error_table(value) and value)):
+            return f"{name}={value!r} is not a finite number >= 0"
+    for name in _ERROR_LISTS:
+        value = metrics.get(name, [])
+        if not (isinstance(value, list) and all(_is_error(v) for v in value)):
+            return f"{name}={value!r} is not a list of finite numbers >= 0"
+    return None
 
 
 def job_key(config: dict[str, Any]) -> str:
@@ -156,7 +209,11 @@ class ResultCache:
     """A folder of ``<method>/<key>.json`` result files."""
 
     def __init__(self, root: str | Path | None = None) -> None:
+        if isinstance(root, str) and not root.strip():
+            raise ValueError("cache root is empty; name a cache folder (None: $MONOSEM_CACHE, else results/cache)")
         self.root = Path(root) if root is not None else default_cache_dir()
+        #: the jobs whose damaged result file the last :meth:`status` moved aside
+        self.damaged: list[Job] = []
 
     def path(self, job: Job) -> Path:
         """Where ``job``'s result is written."""
@@ -180,28 +237,43 @@ class ResultCache:
         return self._found(job) is not None
 
     def load(self, job: Job) -> dict[str, Any]:
-        """The record of ``job``. A file that is unreadable, is not a record or holds another job
-        is moved aside (``*.corrupt``, with a warning naming it) and ``FileNotFoundError`` raised,
-        so the caller recomputes that one cell."""
+        """The record of ``job``. A file that is undecodable, is not JSON or fails the schema
+        check (:func:`check_record`: another job, wrong types, an error that is negative or not
+        finite) is moved aside (``*.corrupt``, with a warning naming it) and ``FileNotFoundError``
+        raised: the cell counts as missing, and a run recomputes that one cell."""
         found = self._found(job)
         if found is None:
             raise FileNotFoundError(f"no result for {job.label()} in {self.root}")
         path, config = found
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            data = fh.read()
         try:
-            record = json.loads(text)
-            ok = isinstance(record, dict) and isinstance(record.get("metrics"), dict)
-        except ValueError as err:
-            record, ok, why = None, False, f"not JSON: {err}"
+            record = json.loads(data.decode("utf-8"))
+        except ValueError as err:  # UnicodeDecodeError and JSONDecodeError alike
+            record, why = None, f"not JSON: {err}"
         else:
-            why = "not a result record"
-        if ok and record.get("config") != config:
-            ok, why = False, f"it holds another job than {job.label()}"
-        if not ok:
-            quarantine(path, why)
+            why = check_record(record, config)
+            if why == "it holds another job":
+                why += f" than {job.label()}"
+        if why is not None:
+            quarantine(path, why, then="its cell counts as missing (a run recomputes it)")
             raise FileNotFoundError(f"no usable result for {job.label()} (moved aside: {why})")
         return record
+
+    def get(self, job: Job) -> dict[str, Any] | None:
+        """The record of ``job``, or ``None`` when it has none (a damaged file is moved aside, as
+        by :meth:`load`)."""
+        try:
+            return self.load(job) if self.has(job) else None
+        except FileNotFoundError:
+            return None
+
+    def lock(self, job: Job) -> FileLock:
+        """The lock of ``job``'s cell (``<method>/<key>.lock``): a worker computes the cell only
+        while it holds it. An advisory ``flock``: released when its holder exits or is killed."""
+        path = self.root / job.method / f"{job.key()}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(path))
 
     def save(self, job: Job, metrics: dict[str, Any], seconds: float, device: str = "",
              cpu_seconds: float | None = None) -> dict[str, Any]:
@@ -224,6 +296,11 @@ class ResultCache:
             "timing": timing,
             "versions": _versions(),
         }
+        # what the cache holds passes its own check: a computation that gave no usable error is
+        # refused here rather than written and then moved aside as damage on every reading
+        why = check_record(record, record["config"])
+        if why is not None:
+            raise ValueError(f"the result of {job.label()} is not cached: {why}")
         atomic_write_json(self.path(job), record)
         return record
 
@@ -231,7 +308,7 @@ class ResultCache:
         """``(done, missing)`` among ``jobs``; a damaged result file is moved aside (with a
         warning) and its job counted as missing. :attr:`damaged` lists those of the last call."""
         done, missing = [], []
-        self.damaged: list[Job] = []
+        self.damaged = []
         for job in jobs:
             if self.has(job):
                 try:

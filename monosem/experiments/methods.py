@@ -266,7 +266,8 @@ def load_network(job: Job, cache: ResultCache, net, what: str):
                     raise ValueError(f"{name} has shape {tuple(value.shape)}, the job's {what} {tuple(getattr(net, name).shape)}")
                 getattr(net, name).copy_(value)
     except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
-        quarantine(path, str(err) or type(err).__name__)
+        # said of every reader: a computation trains it again, a plot or a status does not
+        quarantine(path, str(err) or type(err).__name__, then=f"the {what} counts as missing (a run trains it again)")
         raise FileNotFoundError(f"no usable trained {what} for {job.label()}") from err
     return net
 

@@ -2,13 +2,17 @@
 
 Every executor stores each finished job's result file as soon as it finishes, from the process
 that computed it; an interrupted sweep therefore keeps everything that finished, and the next call
-computes only what is missing.
+computes only what is missing. A job is computed only under its cell's lock
+(:meth:`~.cache.ResultCache.lock`): workers that share a cache (two ``monosem run`` of one figure)
+split its cells, each passing over the cells another one holds and coming back to them at the end
+(to read their results, or to compute them if their holder died).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -18,7 +22,7 @@ from ..checks import check_int
 from ..progress import progress_bar
 from .cache import Job, ResultCache
 
-__all__ = ["EXECUTORS", "run_jobs", "compute_and_store"]
+__all__ = ["EXECUTORS", "check_slurm", "run_jobs", "compute_and_store"]
 
 EXECUTORS = ("inprocess", "process", "slurm", "slurm-local")
 
@@ -39,24 +43,46 @@ class _OneAtATime:
         return [self.compute(job, cache=cache) for job in jobs]
 
 
-def compute_and_store(jobs: list[Job], compute: Compute, cache_root: str | Path) -> list[dict[str, Any]]:
-    """Compute one batch of jobs (``compute(jobs, cache=...)``) and write each job's result file.
+def compute_and_store(jobs: list[Job], compute: Compute, cache_root: str | Path, wait: bool = True) -> list[dict[str, Any] | None]:
+    """Compute one batch of jobs (``compute(jobs, cache=...)``) and write each job's result file;
+    return each job's record.
 
+    Only the jobs without a result whose lock this process takes are computed. A job whose lock
+    another worker holds is waited for (``wait``: its record is read once the lock is free, or the
+    job computed here if the holder died without a result) or, without ``wait``, left for later:
+    its record is ``None``. Locks are taken in key order, so two waiting workers never deadlock.
     A module-level function, so it pickles for the process pool and SLURM.
     """
+    from filelock import Timeout
+
     from ..device import get_device
 
     cache = ResultCache(cache_root)
-    todo = [job for job in jobs if not cache.has(job)]
-    if todo:
-        t0, c0 = time.perf_counter(), time.process_time()
-        metrics = compute(todo, cache=cache)
-        # a batch's wall and CPU time, shared out
-        seconds = (time.perf_counter() - t0) / len(todo)
-        cpu_seconds = (time.process_time() - c0) / len(todo)
-        for job, m in zip(todo, metrics, strict=True):
-            cache.save(job, m, seconds, device=str(get_device()), cpu_seconds=cpu_seconds)
-    return [cache.load(job) for job in jobs]
+    records: dict[Job, dict[str, Any] | None] = {job: cache.get(job) for job in jobs}
+    held, todo = [], []
+    try:
+        for job in sorted((j for j in dict.fromkeys(jobs) if records[j] is None), key=Job.key):
+            lock = cache.lock(job)
+            try:
+                lock.acquire(timeout=-1 if wait else 0)
+            except Timeout:  # another worker computes it
+                continue
+            held.append(lock)
+            records[job] = cache.get(job)  # finished by another worker while this one looked
+            if records[job] is None:
+                todo.append(job)
+        if todo:
+            t0, c0 = time.perf_counter(), time.process_time()
+            metrics = compute(todo, cache=cache)
+            # a batch's wall and CPU time, shared out
+            seconds = (time.perf_counter() - t0) / len(todo)
+            cpu_seconds = (time.process_time() - c0) / len(todo)
+            for job, m in zip(todo, metrics, strict=True):
+                records[job] = cache.save(job, m, seconds, device=str(get_device()), cpu_seconds=cpu_seconds)
+    finally:
+        for lock in held:
+            lock.release()
+    return [records[job] for job in jobs]
 
 
 def run_jobs(
@@ -88,6 +114,10 @@ def run_jobs(
     unique = list(dict.fromkeys(jobs))
     done, missing = cache.status(unique)
     records = {job: cache.load(job) for job in done}
+    if not missing:  # nothing to compute: no progress bar
+        return {job: records[job] for job in unique}
+    if executor == "slurm":
+        check_slurm()
     bar = progress_bar(progress=progress, total=len(unique), initial=len(done), desc=desc, unit="job")
     if plan is None:
         units, compute = [[job] for job in missing], _OneAtATime(compute)
@@ -97,19 +127,39 @@ def run_jobs(
         if executor == "inprocess" or (executor == "process" and n_jobs == 1):
             for unit in units:
                 bar.set_postfix_str(_label(unit))
-                _collect(records, unit, compute_and_store(unit, compute, cache.root), bar)
+                _collect(records, unit, compute_and_store(unit, compute, cache.root, False), bar)
         elif executor == "process":
             threads = max(1, (os.cpu_count() or 1) // n_jobs)
             with ProcessPoolExecutor(max_workers=n_jobs, mp_context=_pool_context(), initializer=_worker_init,
                                      initargs=(threads, os.getpid())) as pool:
-                futures = {pool.submit(compute_and_store, unit, compute, str(cache.root)): unit for unit in units}
+                futures = {pool.submit(compute_and_store, unit, compute, str(cache.root), False): unit for unit in units}
                 for fut in as_completed(futures):
                     _collect(records, futures[fut], fut.result(), bar)
         else:
             _run_submitit(units, compute, cache, executor, dict(slurm or {}), bar, records)
+        # the cells another worker held: wait for each (its result, or computed here if that worker
+        # died), in the batches they were planned in
+        for unit in units:
+            held = [job for job in unit if records.get(job) is None]
+            if held:
+                bar.set_postfix_str("waiting for another worker: " + _label(held))
+                _collect(records, held, compute_and_store(held, compute, cache.root, True), bar)
     finally:
         bar.close()
     return {job: records[job] for job in unique}
+
+
+def check_slurm() -> None:
+    """The ``slurm`` executor submits through submitit, which needs SLURM's ``sbatch`` and
+    ``srun``: refuse it in one line where they are not, before anything is computed."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError as err:  # an optional dependency
+        raise RuntimeError("executor='slurm' needs submitit: pip install 'monosem[slurm]'") from err
+    lacking = [tool for tool in ("sbatch", "srun") if shutil.which(tool) is None]
+    if lacking:
+        raise RuntimeError(f"executor='slurm' needs a SLURM cluster, but {' and '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} not on PATH; "
+                           "off a cluster use executor 'process' (or 'slurm-local' to try the SLURM code path)")
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -154,10 +204,11 @@ def _label(unit: list[Job]) -> str:
     return unit[0].label() if len(unit) == 1 else f"{len(unit)} x {unit[0].label()}"
 
 
-def _collect(records: dict, unit: list[Job], results: list[dict[str, Any]], bar) -> None:
+def _collect(records: dict, unit: list[Job], results: list[dict[str, Any] | None], bar) -> None:
+    """Keep a unit's records; a job another worker holds (``None``) is counted once it is read."""
     for job, rec in zip(unit, results, strict=True):
         records[job] = rec
-    bar.update(len(unit))
+    bar.update(sum(rec is not None for rec in results))
 
 
 def _run_submitit(units, compute, cache, executor, params, bar, records) -> None:
@@ -173,6 +224,7 @@ def _run_submitit(units, compute, cache, executor, params, bar, records) -> None
     if cluster == "local":
         params = {k: v for k, v in params.items() if not k.startswith("slurm_")}
     ex.update_parameters(**({"timeout_min": 60} | params))
-    handles = ex.map_array(compute_and_store, list(units), [compute] * len(units), [str(cache.root)] * len(units))
+    handles = ex.map_array(compute_and_store, list(units), [compute] * len(units), [str(cache.root)] * len(units),
+                           [False] * len(units))
     for unit, handle in zip(units, handles):
         _collect(records, unit, handle.result(), bar)
