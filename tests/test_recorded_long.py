@@ -18,6 +18,7 @@ LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "lad
 @pytest.mark.parametrize(("figure", "K", "n", "run", "method"), [
     ("regime", 50, 10_000, 0, "oracle-laplace"), ("regime", 50, 10_000, 0, "bayes"),
     ("fig2", 2, 20_000, 1, "oracle-laplace"),  # a cell of the second of the five runs
+    ("ladder", 50, 100_000, 1, "oracle-laplace"),  # an oracle of the scale ladder beyond Figure 2's sizes
 ])
 def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, method):
     jobs = sweep(figure, "long", Ks=[K], ns=[n], methods=[method], runs=[run])
