@@ -81,7 +81,7 @@ class Rung:
 
     @property
     def label(self) -> str:
-        return f"{self.width} x {self.batch}, n = {self.n:,}".replace(",", "\u2009")
+        return f"{self.width} x {self.batch}, n = " + f"{self.n:,}".replace(",", "\u2009")
 
 
 @dataclass(frozen=True)
