@@ -44,7 +44,7 @@ from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trai
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from ..estimate import core_seconds
-from ..verdicts import Claim, Comparison, compare, scored, scored_iteration, verdict_label
+from ..verdicts import Claim, Comparison, best_of, compare, scored_iteration, verdict_label
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
@@ -187,10 +187,6 @@ def _rung_records(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, 
             if j.K == K and (rung_of(j, sizes) == rung or (j.method in ORACLES and j.n == rung.n))}
 
 
-def _means(own: Mapping[Job, Mapping[str, Any]]) -> dict[str, float]:
-    return {m: float(np.mean([scored(r) for j, r in own.items() if j.method == m])) for m in sorted({j.method for j in own})}
-
-
 def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, K: int,
                   network: str | None = None) -> list[tuple[Rung, Comparison]]:
     """Finding 1b on every rung at ``K`` that has a network and an oracle: the rung's best MLP
@@ -201,12 +197,10 @@ def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profi
     out = []
     for rung in sizes.rungs if sizes else ():
         own = _rung_records(records, sizes, rung, K)
-        means = _means(own)
-        mlps = [m for m in means if m.startswith("mlp-") and (network is None or m == network)]
-        oracles = [m for m in means if m in ORACLES]
-        if not mlps or not oracles:
+        best = best_of(own, [network] if network else ("mlp-reglu", "mlp-relu"), K, rung.n)
+        oracle = best_of(own, ORACLES, K, rung.n)
+        if best is None or oracle is None:
             continue
-        best, oracle = min(mlps, key=means.get), min(oracles, key=means.get)
         out.append((rung, compare(own, "1b", best, oracle, K, rung.n, threshold=ORACLE_FACTOR)))
     return out
 
