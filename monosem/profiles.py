@@ -128,22 +128,14 @@ class SampleEfficiencySizes:
     #: the budget's cut, ``((method, max_n), ...)``: these methods' cells exist only at n <= max_n
     #: (the ``long`` profile's global kernels, whose cost grows as n^2). Empty: no cut.
     method_max_n: tuple[tuple[str, int], ...] = ()
-    #: the budget's cut on seeds, ``((K, runs), ...)`` and ``((method, runs), ...)``: cells at
-    #: these K, or of these methods, exist only for the first ``runs`` runs r = 0.. (the ``long``
-    #: profile's K = 1 and Figure 6's GELU and SwiGLU). Empty: every run of ``runs``.
-    K_max_runs: tuple[tuple[int, int], ...] = ()
-    method_max_runs: tuple[tuple[str, int], ...] = ()
 
     def network_sizes(self) -> tuple[tuple[int, int], ...]:
         """The (width, batch) pairs at which the MLP cells are trained."""
         return self.mlp_sizes if self.mlp_sizes is not None else ((self.width, self.batch),)
 
-    def includes(self, method: str, n: int, K: int | None = None, run: int | None = None) -> bool:
-        """Whether the grid has a ``method`` cell at training size ``n`` (see ``method_max_n``)
-        and, where given, at ``K`` and run ``run`` (see ``K_max_runs``, ``method_max_runs``)."""
-        return (_includes(self.method_max_n, method, n)
-                and (run is None or _includes(self.method_max_runs, method, run + 1))
-                and (run is None or K is None or _includes(self.K_max_runs, K, run + 1)))
+    def includes(self, method: str, n: int) -> bool:
+        """Whether the grid has a ``method`` cell at training size ``n`` (see ``method_max_n``)."""
+        return _includes(self.method_max_n, method, n)
 
 
 @dataclass(frozen=True)
@@ -157,12 +149,12 @@ class GatesSizes:
     #: the budget's cut, as :attr:`SampleEfficiencySizes.method_max_n`
     method_max_n: tuple[tuple[str, int], ...] = ()
 
-    def includes(self, method: str, n: int, K: int | None = None, run: int | None = None) -> bool:
+    def includes(self, method: str, n: int) -> bool:
         """Whether the grid has a ``method`` cell at training size ``n`` (every K and run)."""
         return _includes(self.method_max_n, method, n)
 
 
-def _includes(cut: tuple[tuple[str | int, int], ...], key: str | int, value: int) -> bool:
+def _includes(cut: tuple[tuple[str, int], ...], key: str, value: int) -> bool:
     """Whether ``value`` is within every bound that ``cut`` sets for ``key``."""
     return all(value <= bound for k, bound in cut if k == key)
 
@@ -396,21 +388,20 @@ _LONG_GLOBAL_MAX_N = 50_000
 _PROFILES["long"] = Profile(
     name="long",
     description=("Sections 3.2-3.3 at the paper's two smallest sizes and A.2 protocol, networks of width "
-                 "1 024 (batch 1 024), five runs at K = 2, 10, 50; hours of CPU, shipped as recorded "
+                 "1 024 (batch 1 024), five runs; hours of CPU, shipped as recorded "
                  "results. Other sections as 'cpu'"),
     setting=_CPU.setting,
     feature_learning=_CPU.feature_learning,
     specialization=_CPU.specialization,
-    # Figures 2 and 6 at the paper's two smallest sizes (the paper: 4 sizes) and its five runs at
-    # K = 2, 10, 50; K = 1 and Figure 6's GELU and SwiGLU (at 20 000 only) have run 0 (what their
-    # runs 1-4 would cost: sample_efficiency.seed_cut_hours). The regime map extends K = 10, 50 to 200 000.
+    # Figures 2 and 6 at the paper's two smallest sizes (the paper: 4 sizes) and its five runs
+    # (Figure 6's GELU and SwiGLU at 20 000 only); Figure 4 on the paper's K grid. The regime map
+    # extends K = 10, 50 to 200 000.
     sample_efficiency=SampleEfficiencySizes(
         Ks=(1, 2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5, width=1_024,
         batch=1_024, min_steps=20_000, max_steps=200_000, eval_every=500, patience_evals=60,
         method_max_n=(("mlp-gelu", 20_000), ("mlp-swiglu", 20_000)),
-        K_max_runs=((1, 1),), method_max_runs=(("mlp-gelu", 1), ("mlp-swiglu", 1)),
     ),
-    gates=GatesSizes(Ks=(2, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5),
+    gates=GatesSizes(Ks=(2, 5, 10, 50), ns=(20_000, 50_000), n_test=4_096, runs=5),
     theorem1=_CPU.theorem1,
     theorem2=_CPU.theorem2,
     overlap=_CPU.overlap,

@@ -15,8 +15,8 @@
 #          the profile's cut, 50 000).
 # figures: Figures 2, 6 and 4 at the profile's sizes (n = 20 000, 50 000, every K, run 0; GELU
 #          and SwiGLU at 20 000), sharing every cell the regime map already computed.
-# seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2 and Figure 4 cell at K = 2, 10, 50
-#          (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
+# seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2, 6 and 4 cell at K = 1, 2, 5, 10,
+#          50 (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
 # ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder.py): "oracles" (both
 #          per-cluster oracles, five runs at every n of the ladder), "networks" (run 0 of every
 #          rung, then runs 1-4 where the ladder declares them) or "gaps" (the per-cluster scoring
@@ -35,7 +35,7 @@ phase=${1:-}
 case "$phase" in
   regime) default_ns="10000 20000 50000 100000 200000"; default_Ks="10 50" ;;
   figures) default_ns="20000 50000"; default_Ks="1 2 10 50" ;;
-  seeds) default_ns="20000 50000"; default_Ks="2 10 50" ;;
+  seeds) default_ns="20000 50000"; default_Ks="1 2 5 10 50" ;;
   ladder) default_Ks="50 10" ;;
   *) echo "usage: $0 regime|figures|seeds|ladder [N ...]" >&2; exit 2 ;;
 esac
@@ -84,9 +84,13 @@ if [ "$phase" = seeds ]; then
   for r in ${RUNS:-1 2 3 4}; do
     for n in "${sizes[@]}"; do
       for K in ${KS:-$default_Ks}; do
-        $PY -m monosem run fig2 --profile long --runs $r --K $K --n $n
-        $PY -m monosem run fig4 --profile long --runs $r --K $K --n $n
-        for fig in fig2 fig4; do $PY -m monosem record $fig --profile long; done
+        # each figure where its grid has this K (Figure 4 has no K = 1, Figures 2 and 6 no K = 5)
+        for fig in fig2 fig6 fig4; do
+          if $PY -m monosem status $fig --profile long --K $K --n $n --runs $r >/dev/null 2>&1; then
+            $PY -m monosem run $fig --profile long --runs $r --K $K --n $n
+            $PY -m monosem record $fig --profile long
+          fi
+        done
       done
     done
   done

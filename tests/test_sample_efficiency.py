@@ -149,18 +149,26 @@ def test_the_regime_maps_oracle_ratios_are_per_width():
     assert mlp_oracle_ratios([cell], 10, 100_000) == []
 
 
-def test_the_seed_cuts_cost_is_run_zeros_time_once_per_left_out_run():
+def test_the_missing_cells_cost_is_the_other_runs_time_once_per_missing_cell():
+    import dataclasses
+
     from monosem.experiments.estimate import core_seconds
     from monosem.experiments.questions import sample_efficiency as se
     from monosem.profiles import get_profile
 
     L = get_profile("long")
     records = se.recorded_long(L)
-    cut_methods = {m for m, _ in L.sample_efficiency.method_max_runs}
-    seconds = sum(core_seconds(r) for j, r in records.items()
-                  if j.run == 0 and (j.K == 1 or j.method in cut_methods))
-    assert se.seed_cut_hours(records, L) == pytest.approx((L.sample_efficiency.runs - 1) * seconds / 3600)
-    assert se.seed_cut_hours(records, get_profile("paper")) == 0.0
+    # drop run 4 of K = 2 at 20 000: its cells cost the mean of runs 0-3 of the same cells
+    dropped = {j for j in records if j.run == 4 and j.K == 2 and j.n == 20_000}
+    assert dropped
+    kept = {j: r for j, r in records.items() if j not in dropped}
+    base = se.missing_hours(records, L)
+    expected = 0.0
+    for j in dropped:
+        others = [core_seconds(r) for o, r in kept.items()
+                  if (o.method, o.spec, dataclasses.replace(o.data, run=0)) == (j.method, j.spec, dataclasses.replace(j.data, run=0))]
+        expected += sum(others) / len(others)
+    assert se.missing_hours(kept, L) == pytest.approx(base + expected / 3600)
 
 
 def test_updates_help_counts_the_runs_whose_last_iteration_is_below_the_first():

@@ -246,10 +246,10 @@ def sweep(
         for r in all_runs
         for data in (_data(K, n, r, sizes.n_test, variant),)
         for (method, _), spec in specs.items()
-        if _declared(sizes, method, n, K, r)
+        if _declared(sizes, method, n)
     ]
     if not jobs:  # every requested value lies in the grid, but the budget's cut removes them all
-        cut = {f: getattr(sizes, f) for f in ("method_max_n", "K_max_runs", "method_max_runs") if getattr(sizes, f, ())}
+        cut = {f: getattr(sizes, f) for f in ("method_max_n",) if getattr(sizes, f, ())}
         raise ValueError(f"no cell of {where} has Ks={list(grid_K)}, ns={list(grid_n)}, runs={list(all_runs)}, "
                          f"methods={list(meths)}; its budget cut: {cut}")
     return jobs
@@ -297,11 +297,10 @@ def _moe_jobs(P: Profile, sizes: MoESizes, Ks: tuple, methods: tuple, runs: tupl
     return list(dict.fromkeys(jobs))
 
 
-def _declared(sizes, method: str, n: int, K: int, run: int) -> bool:
-    """Whether the grid ``sizes`` has this method's cell at ``n``, ``K`` and ``run`` (a
-    profile's budget cut)."""
+def _declared(sizes, method: str, n: int) -> bool:
+    """Whether the grid ``sizes`` has this method's cell at ``n`` (a profile's budget cut)."""
     includes = getattr(sizes, "includes", None)
-    return includes is None or includes(method, n, K, run)
+    return includes is None or includes(method, n)
 
 
 def _data_variants(sizes) -> list[dict]:

@@ -25,7 +25,7 @@ from ..sweeps import sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR
 
-__all__ = ["CLAIM", "ORACLE_CLAIM", "PAPER_KS", "EXTRA_K", "oracle_comparisons", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
+__all__ = ["CLAIM", "ORACLE_CLAIM", "PAPER_KS", "EXTRA_K", "main_Ks", "oracle_comparisons", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
            "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers",
            "close_call_frame", "close_call_numbers", "links_frame", "links_numbers"]
 
@@ -35,7 +35,7 @@ CLAIM = "MLP-gated local RFM beats global RFM at every K"
 ORACLE_CLAIM = f"MLP-gated local RFM approaches the cluster-aware oracle (within {ORACLE_FACTOR:g}x of the RFM oracle at every K)"
 #: the paper's grid of K for Figure 4
 PAPER_KS = (2, 5, 10, 50)
-#: the K of the paper's grid that the long profile leaves out: judged in a row of its own
+#: the K of the paper's grid that only the larger profiles have: judged in a row of its own
 EXTRA_K = 5
 
 
@@ -45,9 +45,15 @@ def gates_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple
     return tuple(compare(records, "gated RFM beats global RFM", "gated-rfm", "rfm", K, n, rule=rule) for K in sorted(Ks))
 
 
+def main_Ks(Ks: Iterable[int]) -> list[int]:
+    """The K of ``Ks`` that the finding's main rows judge: all but :data:`EXTRA_K`, which has a row
+    of its own."""
+    return [K for K in Ks if K != EXTRA_K]
+
+
 def gates_status(records: Mapping, Ks, n: int, rule: str = "best") -> str:
-    """The finding "the gated local RFM beats global RFM at every K"."""
-    return combine(gates_comparisons(records, Ks, n, rule))
+    """The finding "the gated local RFM beats global RFM at every K" (of :func:`main_Ks`)."""
+    return combine(gates_comparisons(records, main_Ks(Ks), n, rule))
 
 
 def oracle_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple[Comparison, ...]:
@@ -60,8 +66,10 @@ def oracle_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tupl
 def claims(records: Mapping, Ks, n: int, page: str, profile: str, width: int, batch: int, rule: str = "best") -> list[Claim]:
     """The finding as rows of a verdict box and of the status page, at the scale ``profile``,
     ``width`` and ``batch`` (the source networks') and ``n``: the gated local RFM beats global RFM
-    at every K of ``Ks``; it approaches the oracle at every K; and both at the paper's
-    :data:`EXTRA_K` ("not computed" where that K has no run)."""
+    at every K of ``Ks`` but :data:`EXTRA_K`; it approaches the oracle at those K; and both at
+    :data:`EXTRA_K`, a row of its own ("not computed" where that K has no run) so that a profile
+    without it still judges the rest."""
+    Ks = main_Ks(Ks)
     def label(c: Comparison, both: bool) -> str:
         return f"K = {c.K}" + ((", vs the oracle" if c.b == "oracle-rfm" else ", vs global RFM") if both else "")
 
@@ -141,11 +149,16 @@ def recorded_long(profile: Profile) -> dict:
 
 
 def tables_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], pd.DataFrame]:
-    """:func:`gates_table` at every training size of ``ns`` where every K has the gated RFM, global
-    RFM and the RFM oracle, under both RFM scoring rules: ``{(n, rule): table}``."""
+    """:func:`gates_table` at every training size of ``ns`` where every K of :func:`main_Ks` has the
+    gated RFM, global RFM and the RFM oracle (with :data:`EXTRA_K` where it has them too), under
+    both RFM scoring rules: ``{(n, rule): table}``."""
     Ks = list(Ks)
-    complete = complete_sizes(records, _NEEDED, Ks, ns)
-    return {(n, rule): gates_table(records, Ks, n, rule) for n in complete for rule in RFM_RULES}
+    extra = [K for K in Ks if K == EXTRA_K]
+    tables = {}
+    for n in complete_sizes(records, _NEEDED, main_Ks(Ks), ns):
+        at_n = sorted(main_Ks(Ks) + (extra if complete_sizes(records, _NEEDED, extra, [n]) else []))
+        tables.update({(n, rule): gates_table(records, at_n, n, rule) for rule in RFM_RULES})
+    return tables
 
 
 def rules_frame(tables: Mapping[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:

@@ -229,15 +229,11 @@ def recorded_runs_note(records: Mapping, profile: Profile) -> str:
             f"runs with the networks and global RFM at K = 2, 10, 50, per n: {complete}")
 
 
-def seed_cut_hours(records: Mapping, profile: Profile) -> float:
-    """Core-hours the runs that the profile's seed cut leaves out (``K_max_runs``,
-    ``method_max_runs``) would take, from the recorded runs of the same cells
-    (:func:`~..estimate.remaining_seconds`). Zero without a cut."""
-    se = profile.sample_efficiency
-    full = dataclasses.replace(profile, sample_efficiency=dataclasses.replace(se, K_max_runs=(), method_max_runs=()))
-    declared = set(sweep("fig2", profile) + sweep("fig6", profile))
-    cut = [j for j in dict.fromkeys(sweep("fig2", full) + sweep("fig6", full)) if j not in declared]
-    return remaining_seconds(cut, records)[0] / 3600
+def missing_hours(records: Mapping, profile: Profile) -> float:
+    """Core-hours the cells of Figures 2 and 6 that the profile declares but ``records`` lacks
+    would take, from the recorded runs of the same cells (:func:`~..estimate.remaining_seconds`)."""
+    missing = [j for j in dict.fromkeys(sweep("fig2", profile) + sweep("fig6", profile)) if j not in records]
+    return remaining_seconds(missing, records)[0] / 3600
 
 
 def findings_by_size(records: Mapping, Ks: Iterable[int], ns: Iterable[int]) -> dict[tuple[int, str], Findings]:
