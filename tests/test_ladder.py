@@ -112,6 +112,23 @@ def test_a_gap_cell_scores_the_network_and_both_oracles_cluster_by_cluster(smoke
         assert g["clusters"].sum() == 10
 
 
+def test_the_robust_gap_shows_a_mean_that_rests_on_one_failing_oracle_cluster():
+    """Ten clusters where the MLP is 20x the oracle and one where the oracle fails: the ratio of
+    means falls to about 2x, the per-cluster median stays 20x, and the failing cluster is named
+    with its share of the oracle's error and the ratio without it."""
+    import pandas as pd
+
+    rows = [{"K": 11, "network": "reglu", "width": 8, "batch": 8, "n": 100, "run": 0, "cluster": c, "link": "sin",
+             "test count": 10, "MLP": 0.02, "oracle": 0.001, "MLP / oracle": 20.0} for c in range(10)]
+    rows.append(rows[0] | {"cluster": 10, "link": "he2", "MLP": 0.01, "oracle": 0.1, "MLP / oracle": 0.1})
+    r = ladder.gap_robust(pd.DataFrame(rows)).iloc[0]
+    assert r["ratio of means"] == pytest.approx((10 * 0.02 + 0.01) / (10 * 0.001 + 0.1))
+    assert r["median per-cluster ratio"] == pytest.approx(20.0)
+    assert r["oracle's worst cluster"] == "10 (he2, run 0)" and r["clusters with MLP below oracle"] == 1
+    assert r["its share of the oracle's error"] == pytest.approx(0.1 / 0.11)
+    assert r["ratio of means without it"] == pytest.approx(20.0)
+
+
 @pytest.mark.slow
 def test_the_page_numbers_come_from_the_records(smoke_ladder):
     records, gaps = smoke_ladder
@@ -120,11 +137,11 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert numbers["ld_recorded"] == f"{total} of {total}"
     assert numbers["ld_paper_verdict"].split(":")[0] in ("indicated (1 run)", "not settled")
     assert "1 run" in numbers["ld_paper_scale"] and "not recorded" not in numbers["ld_steps"]
-    assert "of the excess" in numbers["ld_gap"]
+    assert "of the excess" in numbers["ld_gap"] and "median cluster" in numbers["ld_gap_robust"]
     assert "stop at A.2's cap" in numbers["ld_paper_cap"]
     empty = ladder.ladder_numbers({}, {}, "smoke")
     assert empty["ld_recorded"] == f"0 of {total}" and empty["ld_paper_verdict"].startswith("not computed")
-    assert empty["ld_gap"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
+    assert empty["ld_gap"] == empty["ld_gap_robust"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
 @pytest.mark.slow

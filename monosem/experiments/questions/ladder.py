@@ -50,7 +50,7 @@ from .sample_efficiency import ORACLE_FACTOR, ORACLES
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
            "under_trained", "plot_ladder", "ladder_numbers", "ladder_setup", "ladder_claims",
            "ready_gap_jobs",
-           "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link"]
+           "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust"]
 
 #: what a rung changes against the rung before it
 KNOBS = ("start", "width", "batch", "n")
@@ -419,9 +419,39 @@ def gap_by_link(frame: pd.DataFrame) -> pd.DataFrame:
         mlp, orc = g["w_mlp"].sum() / g["test count"].sum(), g["w_or"].sum() / g["test count"].sum()
         out.append(dict(zip(keys, key)) | {"link": link, "clusters": g["cluster"].nunique(), "runs": g["run"].nunique(),
                                            "MLP": mlp, "oracle": orc, "MLP / oracle": mlp / orc,
+                                           "median per-cluster MLP / oracle": g["MLP / oracle"].median(),
                                            "share of the excess": g["excess"].sum() / total[tuple(key)],
                                            "units per cluster": g["units"].median(),
                                            "specialized per cluster": g["specialized units"].median()})
+    return pd.DataFrame(out)
+
+
+def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (K, network, width, batch, n) of :func:`gap_frame`: the ratio of the test-count-weighted
+    means (finding 1b's measure on these clusters) beside robust ones, the median and quartiles of
+    the per-cluster ratios, and the cluster that carries most of the oracle's squared error (its
+    share, both scores there, and the ratio of means without it): a mean ratio that rests on one
+    cluster where the oracle fails shows it here."""
+    if frame.empty:
+        return frame
+    out = []
+    keys = ["K", "network", "width", "batch", "n"]
+    for key, g in frame.groupby(keys, sort=True):
+        w = g["test count"]
+        err_or = g["oracle"] * w
+        worst = g.loc[err_or.idxmax()]
+        rest = g.drop(index=err_or.idxmax())
+        q1, med, q3 = g["MLP / oracle"].quantile([0.25, 0.5, 0.75])
+        out.append(dict(zip(keys, key)) | {
+            "runs": g["run"].nunique(), "clusters": len(g),  # (cluster, run) pairs over the runs
+            "ratio of means": float((g["MLP"] * w).sum() / err_or.sum()),
+            "median per-cluster ratio": float(med), "quartiles": f"{q1:.3g}–{q3:.3g}",
+            "clusters with MLP below oracle": int((g["MLP / oracle"] < 1).sum()),
+            "oracle's worst cluster": f"{int(worst['cluster'])} ({worst['link']}, run {int(worst['run'])})",
+            "its share of the oracle's error": float(err_or.max() / err_or.sum()),
+            "MLP there": float(worst["MLP"]), "oracle there": float(worst["oracle"]),
+            "ratio of means without it": float((rest["MLP"] * rest["test count"]).sum() / (rest["oracle"] * rest["test count"]).sum()),
+        })
     return pd.DataFrame(out)
 
 
@@ -475,7 +505,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         out["ld_cap"] = "the networks that stop at the update cap, under-trained by A.2's own rule: " + "; ".join(parts)
     by_link = gap_by_link(gap_frame({j: r for j, r in gaps.items() if j.K == K}))
     if by_link.empty:
-        out["ld_gap"] = "not recorded yet"
+        out["ld_gap"] = out["ld_gap_robust"] = "not recorded yet"
     else:
         # the highest rung with gap cells, its ReGLU network (the better MLP) where it has one
         mine = by_link[by_link["network"] == "reglu"] if (by_link["network"] == "reglu").any() else by_link
@@ -487,6 +517,17 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
                  for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
         out["ld_gap"] = (f"{head['network']} {int(head['width'])} \u00d7 {int(head['batch'])} at n = {int(head['n']):,}, "
                          f"{int(last['runs'].max())} run(s): ".replace(",", "\u2009") + "; ".join(parts))
+        robust = gap_robust(gap_frame({j: r for j, r in gaps.items() if j.K == K}))
+        r = robust[(robust["network"] == head["network"]) & (robust["width"] == head["width"])
+                   & (robust["batch"] == head["batch"]) & (robust["n"] == head["n"])].iloc[0]
+        worst, share = r["oracle's worst cluster"], r["its share of the oracle's error"]
+        out["ld_gap_robust"] = (
+            f"the median cluster's MLP / oracle is {r['median per-cluster ratio']:.1f}\u00d7 (quartiles {r['quartiles']}), "
+            f"against {r['ratio of means']:.1f}\u00d7 for the ratio of means; the MLP is below the oracle on "
+            f"{r['clusters with MLP below oracle']} of {r['clusters']} clusters{'' if r['runs'] == 1 else ' (all runs)'}. "
+            f"The oracle's worst cluster, {worst}, "
+            f"carries {share:.0%} of its squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); "
+            f"without it the ratio of means is {r['ratio of means without it']:.1f}\u00d7")
     return out
 
 

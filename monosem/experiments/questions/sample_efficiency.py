@@ -15,7 +15,6 @@ the page come from one definition:
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
