@@ -102,12 +102,10 @@ def _figure1_parsers(sub) -> None:
 
 def _figure_args(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
     """The arguments every figure command shares: the figure and the cells to select."""
-    from .experiments.sweeps import FIGURES
-
-    # no argparse choices: a figure an experiments module registers is found when named
-    # (monosem.experiments.registry.discover); an unknown name is a one-line error
+    # no argparse choices: the figures are declared by the question modules, found when one is
+    # named (monosem.experiments.registry.discover); an unknown name is a one-line error
     p.add_argument("figure", metavar="FIGURE", help="which figure's sweep" + (" or page" if extra else "") + ": "
-                   + ", ".join(sorted(FIGURES) + list(extra)) + ", or one an experiments module registers")
+                   + ", ".join(("any figure a question module declares (fig2, fig4, fig6, regime, ...)", *extra)))
     p.add_argument("--profile", default="cpu", choices=PROFILE_NAMES, help="the sizes to run or read (monosem profiles)")
     p.add_argument("--cache", type=_cache_path, default=None, help="result cache folder (default: $MONOSEM_CACHE, else results/cache)")
     p.add_argument("--K", type=int, nargs="+", action="extend", default=None, help="only these cluster counts (default: all of the profile's)")

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "paper_style", "to_numpy", "cluster_colors", "scatter_clusters", "response_by_cluster", "curves",
-    "METHOD_STYLES", "efficiency_panel", "flow_diagram", "PAGE_WIDTH", "panel_grid",
+    "efficiency_panel", "flow_diagram", "PAGE_WIDTH", "panel_grid",
 ]
 
 #: The book's text column is about 6.3 inches wide at the figures' 110 dpi, so a figure of at most
@@ -115,35 +115,20 @@ def curves(ax: plt.Axes, x, ys: dict, *, xlabel: str = "", ylabel: str = "", log
     ax.legend()
 
 
-#: Line styles of the methods of Figures 2, 4 and 6 (the oracles dashed, the Bayes line dotted).
-METHOD_STYLES = {
-    "mlp-relu": dict(color="tab:blue", marker="o", label="ReLU MLP"),
-    "mlp-gelu": dict(color="tab:cyan", marker="v", label="GELU MLP"),
-    "mlp-reglu": dict(color="tab:red", marker="s", label="ReGLU MLP"),
-    "mlp-swiglu": dict(color="tab:pink", marker="D", label="SwiGLU MLP"),
-    "laplace": dict(color="tab:gray", marker="^", label="Laplace (global)"),
-    "rfm": dict(color="tab:green", marker="^", label="RFM (global, best of it. 0-3)"),
-    "oracle-laplace": dict(color="tab:gray", ls="--", marker="x", label="Laplace oracle (per cluster)"),
-    "oracle-rfm": dict(color="tab:green", ls="--", marker="x", label="RFM oracle (per cluster)"),
-    "gated-laplace": dict(color="tab:purple", marker="P", label="MLP-gated local Laplace"),
-    "gated-rfm": dict(color="tab:orange", marker="P", label="MLP-gated local RFM"),
-    "bayes": dict(color="black", ls=":", label="Bayes"),
-}
-
-
-def efficiency_panel(ax: plt.Axes, curves: dict, *, title: str = "", noise: float | None = None) -> None:
+def efficiency_panel(ax: plt.Axes, curves: dict, styles: dict | None = None, *, title: str = "", noise: float | None = None) -> None:
     """One panel of Figures 2/4/6: test MSE against n on log-log axes, with a band over runs.
 
     ``curves`` maps a method name to ``(ns, centre, factor)``: the geometric mean over runs and the
     geometric standard deviation (a factor >= 1; 1 for one run draws no band), so the band runs
     from centre ÷ factor to centre × factor. On a log axis that band is symmetric and never
     reaches below zero, where mean ± std over a few runs of errors spanning a decade would hide
-    the panel; styles come from :data:`METHOD_STYLES`. ``noise`` draws the label-noise variance
+    the panel. ``styles`` maps a method to its line's matplotlib keywords (``label`` among them;
+    default: the method's name, matplotlib's colours). ``noise`` draws the label-noise variance
     as a thin horizontal line.
     """
     for method, (ns, centre, factor) in curves.items():
         ns, centre, factor = to_numpy(ns), to_numpy(centre), to_numpy(factor)
-        style = dict(METHOD_STYLES.get(method, {"label": method}))
+        style = {"label": method} | dict((styles or {}).get(method, {}))
         style.setdefault("ls", "-")
         ax.plot(ns, centre, ms=4, lw=1.4, **style)
         if np.any(factor > 1):

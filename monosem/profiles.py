@@ -198,7 +198,7 @@ class MoESizes:
       every cluster its own expert.
     * The experts are ReLU networks of width m. ``expert_widths`` gives m per K,
       ``((K, m), ...)``; a K it does not name gets the rule of
-      :func:`monosem.experiments.sweeps.moe_expert_width`: the m >= 1 whose mixture has the
+      :func:`monosem.experiments.families.mixtures.moe_expert_width`: the m >= 1 whose mixture has the
       parameter count closest to the dense ReLU network of width ``reference_width`` (default:
       the profile's ``sample_efficiency.width``, Figure 2's network).
     * The mixture and the dense networks train with the profile's ``sample_efficiency``

@@ -55,7 +55,8 @@ def test_plot_of_an_empty_or_partial_cache(tmp_path, capsys):
 
 
 def test_status_counts_the_source_networks_a_gated_cell_must_train(tmp_path, capsys):
-    from monosem.experiments.methods import networks_to_retrain, source_job
+    from monosem.experiments.families.gated import source_job
+    from monosem.experiments.methods import networks_to_retrain
 
     cache = ResultCache(tmp_path)
     gated = sweep("fig4", "smoke", Ks=[2], methods=["gated-laplace", "gated-rfm"], runs=[0])

@@ -43,7 +43,7 @@ def test_kernel_fits_follow_the_recorded_power_law():
 
 
 def test_gpu_profile_fits_a_colab_session_and_paper_does_not():
-    for page in budget.PAGES:
+    for page in budget.pages():
         assert sum(budget.page_seconds(page, "gpu", "t4").values()) <= 50 * 60, page
     assert sum(budget.page_seconds("04_sample_efficiency", "paper", "t4").values()) > 10 * 3600
     with pytest.raises(ValueError, match="page"):
@@ -68,7 +68,7 @@ def test_the_estimate_command_prints_the_models_table_and_basis(capsys):
     table, basis = (part.strip() for part in out.split("\n", 1)[1].split("\n\n", 1))
     frame = budget.estimate_frame("gpu", "t4")
     assert table == frame.to_string(float_format="{:.0f}".format).strip()
-    assert list(frame.index) == list(budget.PAGES) and (frame["estimated minutes"] > 0).all()
+    assert list(frame.index) == budget.pages() and (frame["estimated minutes"] > 0).all()
     # and what the minutes rest on: the measured kernel times and the assumed device constants
     assert basis == budget.estimate_basis("gpu", "t4")
     assert "assumptions, not measurements" in basis and "recorded long run" in basis and "update cap" in basis

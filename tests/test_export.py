@@ -6,7 +6,7 @@ import json
 
 import pytest
 from monosem.__main__ import main
-from monosem.experiments.sweeps import FIGURES
+from monosem.experiments.sweeps import figure_of
 
 
 def test_export_writes_every_cell_as_csv_and_json(tmp_path, capsys):
@@ -46,7 +46,7 @@ def test_export_writes_every_figure_at_the_smoke_profile(tmp_path, capsys, monke
         capsys.readouterr()
         assert main(["export", fig, *args]) == 0
         rows = list(csv_mod.DictReader(capsys.readouterr().out.splitlines()))
-        assert {r["method"] for r in rows} == set(FIGURES[fig].methods), fig
+        assert {r["method"] for r in rows} == set(figure_of(fig).methods), fig
     # Figure 1's table is a cell like any other: run, then export
     assert main(["run", "fig1", "--profile", "smoke", *cache]) == 0
     capsys.readouterr()

@@ -46,16 +46,23 @@ def test_a_checkpoint_of_another_step_revision_is_not_resumed(tmp_path):
 
 
 def test_one_home_for_the_noise_level():
-    from monosem.data import LABEL_NOISE_VARIANCE
-    from monosem.experiments.figures import NOISE_VARIANCE
-    from monosem.kernels.solvers import TARGET_TRAIN_MSE
-    from monosem.train import A2_TARGET_MSE, a2_config
+    import inspect
 
-    assert LABEL_NOISE_VARIANCE == 4e-4 == TARGET_TRAIN_MSE == A2_TARGET_MSE == NOISE_VARIANCE == a2_config("relu").target_mse
+    from monosem.data import LABEL_NOISE_VARIANCE
+    from monosem.experiments.cells import NetworkSpec, SolverSpec
+    from monosem.experiments.sweeps import figure_of
+    from monosem.kernels import LaplaceKernelRegressor
+    from monosem.train import a2_config
+
+    # one name: the A.2 stopping target, the kernel solves' target and Figure 4's floor read it
+    target = inspect.signature(LaplaceKernelRegressor).parameters["target_mse"].default
+    assert LABEL_NOISE_VARIANCE == 4e-4 == target == a2_config("relu").target_mse == figure_of("fig4").floor
+    assert NetworkSpec.__dataclass_fields__["target_mse"].default == SolverSpec.__dataclass_fields__["target_mse"].default == 4e-4
 
 
 def test_a_gated_cell_trains_its_missing_source_network_and_records_its_time(tmp_path):
-    from monosem.experiments.methods import compute_gated, networks_to_retrain, source_job
+    from monosem.experiments.families.gated import compute_gated, source_job
+    from monosem.experiments.methods import networks_to_retrain
 
     cache = ResultCache(tmp_path)
     (job,) = sweep("fig4", "smoke", Ks=[2], methods=["gated-laplace"], runs=[0])

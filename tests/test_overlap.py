@@ -8,8 +8,10 @@ from monosem.data import mixed_link_model
 from monosem.experiments.questions import overlap
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
-from monosem.experiments.methods import dataset, source_job
-from monosem.experiments.sweeps import PAPER_GAMMA, sweep
+from monosem.experiments.families.gated import source_job
+from monosem.experiments.methods import dataset
+from monosem.experiments.cells import PAPER_GAMMA
+from monosem.experiments.sweeps import sweep
 
 
 def test_overlap_cells_at_the_papers_gamma_are_figure_2_and_4_cells():

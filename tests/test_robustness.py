@@ -123,7 +123,8 @@ def test_killed_run_leaves_no_pool_workers(tmp_path):
 
 def test_a_model_file_of_another_job_is_refused(tmp_path):
     from monosem.experiments.cache import ResultCache
-    from monosem.experiments.methods import _model_path, load_mlp
+    from monosem.experiments.families.networks import load_mlp
+    from monosem.experiments.methods import _model_path
     from monosem.experiments.sweeps import sweep
 
     cache = ResultCache(tmp_path)

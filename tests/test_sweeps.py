@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.cells import DataSpec, SolverSpec, width_of
-from monosem.experiments.sweeps import FIGURES, sweep
+from monosem.experiments.sweeps import figure_of, sweep
 
 
 def test_profiles_share_cells_that_compute_the_same_thing():
@@ -60,7 +60,7 @@ def test_sweeps_declare_the_papers_grids():
     jobs = sweep("fig2", "paper")
     assert {j.K for j in jobs} == {1, 2, 10, 50} and {j.n for j in jobs} == {20_000, 50_000, 100_000, 200_000}
     assert {j.run for j in jobs} == set(range(5))
-    assert {j.method for j in jobs} == set(FIGURES["fig2"].methods)
+    assert {j.method for j in jobs} == set(figure_of("fig2").methods)
     relu = next(j for j in jobs if j.method == "mlp-relu")
     p = relu.spec
     assert (p.width, p.batch, p.lr, p.final_lr) == (4096, 4096, 1e-2, 1e-4)
@@ -91,7 +91,7 @@ def test_sweep_bad_inputs(kwargs, match):
 def test_the_key_holds_what_the_computation_reads(monkeypatch):
     """Precision, the full A.2 schedule and a gated cell's solver settings are in the key, and
     the computations build their configurations from the key alone."""
-    from monosem.experiments import methods
+    from monosem.experiments.families import gated as methods, networks
 
     job32 = sweep("fig2", "smoke", Ks=[10], ns=[500], methods=["mlp-relu"])[0]
     monkeypatch.setenv("MONOSEM_DTYPE", "float64")
@@ -112,7 +112,7 @@ def test_the_key_holds_what_the_computation_reads(monkeypatch):
         raise Capture
 
     monkeypatch.setattr(methods, "MLPGatedRegressor", fake)
-    monkeypatch.setattr(methods, "load_mlp", lambda job, cache, device=None: None)
+    monkeypatch.setattr(networks, "load_mlp", lambda job, cache, device=None: None)
     monkeypatch.setattr(methods.ResultCache, "has", lambda self, job: True)
     with pytest.raises(Capture):
         methods.compute_gated(gated, ResultCache("/nonexistent"))
@@ -124,7 +124,7 @@ def test_the_key_holds_what_the_computation_reads(monkeypatch):
 def test_kernel_cells_name_the_eigenpro_revision_only_where_eigenpro_may_run():
     from monosem.experiments.sweeps import EIGENPRO_REVISION, may_run_eigenpro
 
-    s = SolverSpec(1e-6, 11_000, 1e-6, 200)
+    s = SolverSpec(ridge=1e-6, exact_max_n=11_000, target_mse=1e-6, max_iter=200)
 
     def may(method, K, n, **data):
         return may_run_eigenpro(method, DataSpec(K, n, 0, 8, **data), s)

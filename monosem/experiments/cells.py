@@ -16,15 +16,18 @@ from typing import Any
 
 import torch
 
-from ..data import mixed_link_model
+from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
 from ..device import resolve_dtype
+from ..models import AUX_WEIGHT, ROUTER_SCALE
 from ..train import TrainConfig, a2_config
 
-__all__ = ["PAPER_GAMMA", "DATA_FIELDS", "DataSpec", "data_config", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
+__all__ = ["PAPER_GAMMA", "MIXED_LINK_D", "DATA_FIELDS", "DataSpec", "data_config", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
            "network_of", "width_of"]
 
 #: the paper's separation knob of the mixed-link model (eq. 3)
 PAPER_GAMMA = 4.0
+#: the mixed-link model's input dimension d (Section 3.2: 10 routing + 10 predictive coordinates)
+MIXED_LINK_D = 20
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,11 @@ class DataSpec:
         return mixed_link_model(self.K, run=self.run, gamma=self.gamma, zipf=self.zipf or 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NetworkSpec:
     """An MLP cell's network and its Appendix A.2 training protocol (``step_revision``: the
-    hand-derived training step's revision, :class:`~monosem.train.TrainConfig`)."""
+    hand-derived training step's revision, :class:`~monosem.train.TrainConfig`); A.2 trains to
+    the label-noise variance."""
 
     activation: str
     width: int
@@ -64,7 +68,7 @@ class NetworkSpec:
     max_steps: int
     eval_every: int
     patience_evals: int
-    target_mse: float
+    target_mse: float = LABEL_NOISE_VARIANCE
     min_rel_improvement: float
     step_revision: int
 
@@ -76,28 +80,31 @@ class NetworkSpec:
                          step_revision=self.step_revision)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MixtureSpec:
     """A mixture-of-experts cell: ``n_experts`` experts of the network's width and activation,
-    trained under its protocol, with the router's load-balancing weight and initial scale. A
-    mixture trains through autograd: its network's ``step_revision`` is not read (it is 1)."""
+    trained under its protocol, with the router's load-balancing weight (the Switch Transformer's)
+    and initial scale. A mixture trains through autograd: its network's ``step_revision`` is not
+    read (it is 1)."""
 
     network: NetworkSpec
     n_experts: int
-    aux_weight: float
-    router_scale: float
+    aux_weight: float = AUX_WEIGHT
+    router_scale: float = ROUTER_SCALE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SolverSpec:
-    """A kernel cell's solver: ridge, the size from which EigenPro replaces the exact solve, its
-    target training MSE and iteration limit, and the EigenPro revision when the cell may run
-    EigenPro (``None`` otherwise). The precision is the data's."""
+    """A kernel cell's solver: ridge (Appendix A.2: "Exact kernel solves ... include a ridge
+    parameter of 10^-6"), the size from which EigenPro replaces the exact solve, its target
+    training MSE (the label-noise variance) and iteration limit (A.2 names none: at most 200
+    epochs, our choice), and the EigenPro revision when the cell may run EigenPro (``None``
+    otherwise). The precision is the data's."""
 
-    ridge: float
+    ridge: float = 1e-6
     exact_max_n: int
-    target_mse: float
-    max_iter: int
+    target_mse: float = LABEL_NOISE_VARIANCE
+    max_iter: int = 200
     eigenpro_revision: int | None = None
 
     def kwargs(self, seed: int, dtype: str) -> dict[str, Any]:
@@ -115,15 +122,15 @@ class KernelSpec:
     agop_samples: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GatedSpec:
     """An MLP-gated cell (Section 3.3): its local kernels, the K-means restarts and iterations of
-    its gates, and the ReLU network (trained on the cell's data) whose contribution profiles route
-    the points."""
+    its gates (8 and 30), and the ReLU network (trained on the cell's data) whose contribution
+    profiles route the points."""
 
     local: KernelSpec
-    n_init: int
-    max_iter: int
+    n_init: int = 8
+    max_iter: int = 30
     source: NetworkSpec
 
 

@@ -51,11 +51,12 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from ..data import DRIFT_ANGLES
 from ..profiles import Profile, get_profile
 from .cache import Job
+from .cells import NetworkSpec
+from . import registry
 from .results import thousands
-from .sweeps import MIXED_LINK_D, figure_of, moe_dense_widths, moe_expert_width, sweep
+from .sweeps import figure_of, sweep
 
 __all__ = [
     "core_seconds",
@@ -71,7 +72,7 @@ __all__ = [
     "moe_update_seconds",
     "kernel_fit_seconds",
     "page_seconds",
-    "PAGES",
+    "pages",
     "estimate_frame",
     "estimate_basis",
 ]
@@ -120,17 +121,18 @@ def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Pr
     n_max = max(job.n for job in records)
     per_cell: dict[str, list[float]] = defaultdict(list)
     for job, rec in records.items():
-        if job.n == n_max:
+        # a method without settings (the Bayes predictor) is free
+        if job.n == n_max and job.spec is not None:
             per_cell[job.method].append(float(rec["timing"]["seconds"]))
     paper_jobs = sweep(figure, paper)
     out: dict[str, float] = {}
     for method in figure_of(figure).methods:
-        if method not in per_cell or method == "bayes":
+        if method not in per_cell:
             continue
         secs = sum(per_cell[method]) / len(per_cell[method])
         total = 0.0
         for job in (j for j in paper_jobs if j.method == method):
-            if method.startswith("mlp-"):
+            if isinstance(job.spec, NetworkSpec):
                 scale = (pse.width * pse.batch * pse.max_steps) / (se.width * se.batch * se.max_steps)
             else:
                 scale = (job.n / n_max) ** 2
@@ -212,124 +214,37 @@ def _cpu_rfm_seconds(n: int) -> float:
     return CPU_RFM_SECONDS[ns[0]] * (n / ns[0]) ** slope
 
 
+#: the kernel fits the model times: RFM (four solves, three AGOPs) and one Laplace solve, as a
+#: share of an RFM fit
+FIT_SHARES = {"rfm": 1.0, "laplace": LAPLACE_SHARE}
+
+
 def kernel_fit_seconds(method: str, n: int, device: DeviceModel, clusters: int = 1) -> float:
-    """Seconds of one kernel fit on ``n`` points: ``"rfm"`` or ``"laplace"``, global
+    """Seconds of one kernel fit on ``n`` points: a kernel of :data:`FIT_SHARES`, global
     (``clusters=1``) or one per cluster on n / clusters points each (oracles, gated predictors)."""
-    if method not in ("rfm", "laplace"):
-        raise ValueError(f"method={method!r} must be 'rfm' or 'laplace'")
-    per = _cpu_rfm_seconds(max(1, n // clusters)) * clusters
-    per *= LAPLACE_SHARE if method == "laplace" else 1.0
+    if method not in FIT_SHARES:
+        raise ValueError(f"method={method!r} must be one of {sorted(FIT_SHARES)}")
+    per = _cpu_rfm_seconds(max(1, n // clusters)) * clusters * FIT_SHARES[method]
     return per * CPU_THREAD.bandwidth / device.bandwidth
 
 
-def _figure1_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    s = P.specialization
-    d = 40  # figure1_model()
-    steps = {"relu": s.max_steps_relu, "gelu": s.max_steps_other, "reglu": s.max_steps_other, "swiglu": s.max_steps_other}
-    rates = {a: (len(s.relu_lr_grid) if a == "relu" else 1) for a in steps}
-    # one stack per activation: its learning rates x seeds train together
-    main = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a] * len(s.seeds)) for a in steps)
-    ablation = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a])
-                   for a in s.ablation_activations for _ in s.lazy_output_scales)
-    ablation += sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a]) for a in s.small_init_activations)
-    return {"networks (Figure 1)": main, "networks (ablations)": ablation}
-
-
-def _sample_efficiency_seconds(P: Profile, device: DeviceModel, activations=("relu", "gelu", "reglu", "swiglu")) -> dict[str, float]:
-    s = P.sample_efficiency
-    cells = len(s.Ks) * len(s.ns) * s.runs
-    # every cell of an activation in one stack, charged to the update cap (an upper bound)
-    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, cells) for a in activations)
-    kernels = sum(kernel_fit_seconds(m, n, device) for m in ("rfm", "laplace") for n in s.ns) * len(s.Ks) * s.runs
-    oracles = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for n in s.ns for K in s.Ks) * s.runs
-    return {"networks (at the update cap)": nets, "global kernels": kernels, "oracles": oracles}
-
-
-def _gates_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    g, s = P.gates, P.sample_efficiency
-    new = [(K, n) for K in g.Ks for n in g.ns if K not in s.Ks or n not in s.ns]  # not computed by page 04
-    nets = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, max(1, len(new) * g.runs)) if new else 0.0
-    gated = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K in g.Ks for n in g.ns) * g.runs
-    rest = sum(kernel_fit_seconds(m, n, device, c) for m in ("rfm", "laplace") for K, n in new for c in (1, K)) * g.runs
-    return {"ReLU networks not shared with page 04": nets, "gated local kernels": gated, "global kernels and oracles not shared": rest}
-
-
-def _feature_learning_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    f = P.feature_learning
-    fits = sum(kernel_fit_seconds("rfm", f.n_train, device) + kernel_fit_seconds("rfm", f.n_train, device, K) for K in f.Ks)
-    return {"global RFM (iterations 0-3) and the RFM oracle": fits * f.runs}
-
-
-def _overlap_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    o, s = P.overlap, P.sample_efficiency
-    cells = len(o.Ks) * len(o.ns) * o.runs * len(o.gammas)
-    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, cells) for a in ("relu", "reglu"))
-    kernels = sum(kernel_fit_seconds("rfm", n, device, c) for n in o.ns for K in o.Ks for c in (1, K, K)) * o.runs * len(o.gammas)
-    return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
-
-
-def _moe_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    """Page 09's mixture-of-experts sweep: per K, the mixtures (one stack of the grid's n and
-    runs) and the dense networks at the matched widths (a width both accountings give, once),
-    every network charged to the update cap."""
-    g, s = P.moe, P.sample_efficiency
-    if g is None:
-        return {}
-    cells = len(g.ns) * g.runs
-    moes = dense = 0.0
-    for K in g.Ks:
-        m = moe_expert_width(K, P)
-        moes += s.max_steps * moe_update_seconds(K, m, s.batch, MIXED_LINK_D, device, cells)
-        for act, w in {(act, w) for (act, _), w in moe_dense_widths(K, P, m).items()}:
-            dense += s.max_steps * mlp_update_seconds(w, s.batch, MIXED_LINK_D, act, device, cells)
-    return {"mixtures of experts": moes, "dense nets at matched parameters and FLOPs": dense}
-
-
-def _beyond_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    """Page 09: the overlap sweep, the rare-regime sweep, and the swaps sweep's two new
-    pipelines (per-gate Laplace fits) plus whatever of it page 05 has not computed (its source
-    networks and kernels)."""
-    w, g, s = P.swaps, P.gates, P.sample_efficiency
-    new = [(K, n) for K in w.Ks for n in w.ns if K not in g.Ks or n not in g.ns]
-    swapped = sum(kernel_fit_seconds("laplace", n, device, K) for K in w.Ks for n in w.ns) * 2 * w.runs
-    rest = s.max_steps * mlp_update_seconds(s.width, s.batch, 20, "relu", device, len(new) * w.runs) if new else 0.0
-    rest += sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K, n in new for _ in (0, 1)) * w.runs
-    z = P.zipf
-    zipf_cells = len(z.Ks) * len(z.ns) * len(z.exponents) * z.runs
-    zipf = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, 20, a, device, zipf_cells) for a in ("relu", "reglu"))
-    zipf += sum(kernel_fit_seconds("rfm", n, device, c) for n in z.ns for K in z.Ks for c in (1, K)) * z.runs * len(z.exponents)
-    return (_overlap_seconds(P, device) | {"rare regimes": zipf, "swapped gated Laplace": swapped,
-                                           "swaps not shared with page 05": rest})
-
-
-def _experts_seconds(P: Profile, device: DeviceModel) -> dict[str, float]:
-    """Page 10: the mixture-of-experts sweep (:func:`_moe_seconds`) and the drift runs (phase 1,
-    then per angle the continued and the scratch network, at Figure 1's sizes)."""
-    f = P.specialization
-    drift = (1 + 2 * len(DRIFT_ANGLES)) * f.max_steps_relu * mlp_update_seconds(f.width, f.batch, 40, "relu", device, 1)
-    return _moe_seconds(P, device) | {"drift": drift}
-
-
-#: the pages whose work the model counts, and how
-PAGES = {
-    "01_feature_learning": _feature_learning_seconds,
-    "03_specialization": _figure1_seconds,
-    "04_sample_efficiency": _sample_efficiency_seconds,
-    "05_learned_gates": _gates_seconds,
-    "09_beyond": _beyond_seconds,
-    "10_beyond_experts": _experts_seconds,
-}
+def pages() -> list[str]:
+    """The pages whose heavy work a cost model counts (registered by their questions'
+    modules, :func:`~.registry.register_cost`), in page order."""
+    registry.discover()
+    return sorted(registry.COSTS)
 
 
 def page_seconds(page: str, profile: str | Profile, device: str | DeviceModel) -> dict[str, float]:
     """The estimated seconds of ``page``'s heavy work at ``profile`` on ``device``, by part."""
-    if page not in PAGES:
-        raise ValueError(f"page={page!r} has no cost model; known: {sorted(PAGES)}")
+    if page not in pages():
+        raise ValueError(f"page={page!r} has no cost model; known: {pages()}")
     if isinstance(device, str):
         if device not in DEVICES:
             raise ValueError(f"device={device!r} is not modelled; use one of {sorted(DEVICES)}")
         device = DEVICES[device]
-    return PAGES[page](get_profile(profile), device)
+    P = get_profile(profile)
+    return {part: seconds for cost in registry.COSTS[page] for part, seconds in cost(P, device).items()}
 
 
 def estimate_frame(profile: str | Profile, device: str | DeviceModel = "t4") -> pd.DataFrame:
@@ -337,7 +252,7 @@ def estimate_frame(profile: str | Profile, device: str | DeviceModel = "t4") -> 
     the part each kind of work takes ("of which", minutes)."""
     dev = DEVICES[device] if isinstance(device, str) else device
     rows = []
-    for page in PAGES:
+    for page in pages():
         parts = page_seconds(page, profile, dev)
         rows.append({"page": page, "estimated minutes": sum(parts.values()) / 60,
                      "of which (minutes)": ", ".join(f"{k} {v / 60:.0f}" for k, v in parts.items())})

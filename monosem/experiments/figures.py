@@ -1,4 +1,5 @@
-"""Figures 2, 4 and 6 drawn from the result cache, in the paper's style."""
+"""A figure's cells computed, read and drawn from the result cache: the curves of Figures 2, 4
+and 6 in the paper's style, or a question's own panels (:func:`~.registry.register_plot`)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,13 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 
 from .. import plots
-from ..data import LABEL_NOISE_VARIANCE
 from ..profiles import Profile, get_profile
 from .cache import ResultCache
-from .registry import PLOTS, discover
+from .registry import PLOTS, discover, method_of
 from .results import aggregate
 from .sweeps import figure_of, sweep
 
 __all__ = ["plot_figure", "cached_records", "run_figure"]
-
-#: the label-noise variance of the mixed-link model (eq. 6)
-NOISE_VARIANCE = LABEL_NOISE_VARIANCE
 
 
 def cached_records(figure: str, profile: str | Profile, cache: ResultCache, **select) -> dict:
@@ -42,8 +39,9 @@ def run_figure(
     """Compute every missing cell of ``figure`` at ``profile`` (resumable) and return all records.
 
     By default a GPU runs the cells in-process (the MLP cells of one activation as one stack) and a
-    CPU spreads them over a pool of up to two processes. The MLP cells run first, so the gated cells
-    of Figure 4 find their trained source networks in the cache.
+    CPU spreads them over a pool of up to two processes. The network cells (a method that trains
+    stacks) run first, so the cells that read a trained network (Figure 4's gated cells) find it in
+    the cache.
     """
     from ..device import get_device
     from .methods import compute_many, plan
@@ -55,7 +53,8 @@ def run_figure(
     executor = executor or ("inprocess" if n_jobs == 1 else "process")
     jobs = sweep(figure, profile, **select)
     records = {}
-    for phase in ([j for j in jobs if j.method.startswith("mlp-")], [j for j in jobs if not j.method.startswith("mlp-")]):
+    networks = {j for j in jobs if method_of(j.method).train_many is not None}
+    for phase in ([j for j in jobs if j in networks], [j for j in jobs if j not in networks]):
         records |= run_jobs(phase, compute_many, cache, executor=executor, n_jobs=n_jobs, progress=progress,
                             desc=figure, plan=plan, slurm=dict(slurm or {}))
     return {job: records[job] for job in dict.fromkeys(jobs)}
@@ -115,8 +114,8 @@ def plot_figure(
                              for c in cells if c.method == method and c.K == K)
                 if pts:
                     curves[method] = tuple(zip(*pts))
-            noise = NOISE_VARIANCE if figure == "fig4" else None
-            plots.efficiency_panel(ax, curves, title=f"K = {K}", noise=noise)
+            styles = {m: method_of(m).style for m in curves}
+            plots.efficiency_panel(ax, curves, styles, title=f"K = {K}", noise=figure_of(figure).floor)
             # a network some of whose runs stopped at A.2's update cap: under-trained, ringed
             for c in cells:
                 if c.K == K and c.capped and c.method in curves:
@@ -131,18 +130,18 @@ def plot_figure(
         for ax in axes.flat:  # every method that appears in any panel, once
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
-        labels = [label if label == CAPPED_LABEL else _with_runs(label, runs) for label in legend]
+        methods_of = {method_of(m).label: m for m in runs}
+        labels = [label if label == CAPPED_LABEL else _with_runs(label, methods_of.get(label, label), runs) for label in legend]
         fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
-        rfm = any(m.endswith("rfm") for m in runs)
+        rfm = any(method_of(m).by_iteration for m in runs)
         fig.suptitle(figure_of(figure).title + scale + (f", {source}" if source else "")
                      + (f"\nevery RFM variant: {rule} of iterations 0-3" if rfm else ""))
     return fig
 
 
-def _with_runs(label: str, runs: dict[str, set[int]]) -> str:
-    """A legend label with the number of runs behind its curve (a range where cells differ)."""
-    method = next((m for m, style in plots.METHOD_STYLES.items() if style.get("label") == label), label)
+def _with_runs(label: str, method: str, runs: dict[str, set[int]]) -> str:
+    """A legend label with the number of runs behind ``method``'s curve (a range where cells differ)."""
     counts = sorted(runs.get(method, ()))
     if not counts:
         return label

@@ -1,10 +1,13 @@
-"""What an experiment module adds to the sweeps: methods, declared where they are defined.
+"""What a module adds to the sweeps: methods, declared where they are defined.
 
-A method is the settings its cells' keys hold (``params(P, sizes)``, read from a profile: a frozen
-dataclass, the cell's ``spec``) and how one cell is computed (``compute(job, cache)``). The methods of Figures 2, 4 and 6 are built in
-(:mod:`.sweeps`, :mod:`.methods`); a new experiment registers its own with
-:func:`register_method` and its figure with :func:`.sweeps.register_figure`, in one new module
-of :mod:`monosem.experiments`, and :func:`discover` finds it: nothing else is edited.
+A method is its name, its settings (the frozen dataclass a cell's key holds, its ``spec``, made
+from a profile by ``params``) and how one cell is computed (``compute``). Every method is
+registered the same way, with :func:`register_method`: the built-in families (networks, kernels,
+gated predictors, mixtures of experts, the Bayes predictor) from their modules under
+:mod:`monosem.experiments.families`, a question's own from its module under
+:mod:`monosem.experiments.questions`. Figures are declared beside them
+(:func:`.sweeps.register_figure`); :func:`discover` imports those modules, so a new method or a new
+page is one new module and nothing else is edited.
 """
 
 from __future__ import annotations
@@ -12,43 +15,78 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
-__all__ = ["Method", "METHODS", "PLOTS", "ROWS", "register_method", "register_plot", "register_rows", "discover"]
+__all__ = ["Method", "METHODS", "PLOTS", "ROWS", "COSTS", "register_method", "method_of", "register_plot", "register_rows",
+           "register_cost", "discover", "PACKAGES"]
 
 
 @dataclass(frozen=True)
 class Method:
-    """A registered method: its name, the settings of its key and its computation."""
+    """A registered method: its name, the settings of its key, its computation, and what the
+    machinery needs to schedule and draw it."""
 
     name: str
-    # (Profile, SampleEfficiencySizes) -> the cells' spec (a frozen dataclass); None for a method
-    # whose figure builds its own jobs (:attr:`~.sweeps.Figure.jobs`)
-    params: Callable[[Any, Any], Any] | None
+    # (Profile, SampleEfficiencySizes, **options) -> the cells' spec (a frozen dataclass, or None for
+    # a method that reads only the data); None for a method whose figure builds its own jobs
+    # (:attr:`~.sweeps.Figure.jobs`)
+    params: Callable[..., Any] | None
     compute: Callable[[Any, Any], dict[str, Any]]  # (Job, ResultCache | None) -> metrics
+    #: ([Job], ResultCache | None) -> [metrics]: cells of one spec and data model trained together
+    #: as one stack (networks); ``None``: every cell is computed on its own by ``compute``
+    train_many: Callable[[list, Any], list[dict[str, Any]]] | None = None
+    #: Job -> the network cells whose trained weights this cell reads (computed before it)
+    sources: Callable[[Any], list] | None = None
+    #: DataSpec -> the number of examples of the largest kernel system a cell solves (which
+    #: decides whether its key names the EigenPro revision); ``None``: the method solves none
+    largest_solve: Callable[[Any], int] | None = None
+    #: its line in a figure of test MSE against n (matplotlib keywords, ``label`` among them)
+    style: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: whether its records hold RFM's iterations 0-3 (``test_mse_by_iteration``)
+    by_iteration: bool = False
+
+    @property
+    def label(self) -> str:
+        """The method's name in a legend."""
+        return str(self.style.get("label", self.name))
 
 
 #: the registered methods, by name
 METHODS: dict[str, Method] = {}
 
 
-def register_method(name: str, *, compute: Callable, params: Callable | None = None) -> Method:
+def register_method(name: str, *, compute: Callable, params: Callable | None = None, train_many: Callable | None = None,
+                    sources: Callable | None = None, largest_solve: Callable | None = None,
+                    style: Mapping[str, Any] | None = None, by_iteration: bool = False) -> Method:
     """Declare a method ``name``: ``compute(job, cache)`` gives its metrics (a JSON-ready dict with
-    ``test_mse``); ``params(P, sizes)`` every setting its result depends on beyond the data, as a
-    frozen dataclass (the job's ``spec``, part of the cache key; the data's K, n, run and n_test
-    are the sweep's), or ``None`` when the method's figure builds its own jobs
-    (:attr:`~.sweeps.Figure.jobs`). Registering a name twice with other functions is an error (a
-    module imported twice registers the same functions)."""
+    ``test_mse``); ``params(P, sizes, **options)`` every setting its result depends on beyond the
+    data, as a frozen dataclass (the job's ``spec``, part of the cache key; the data's K, n, run
+    and n_test are the sweep's), or ``None`` when the method's figure builds its own jobs
+    (:attr:`~.sweeps.Figure.jobs`). The other keywords are :class:`Method`'s. Registering a name
+    twice with other functions is an error (a module imported twice registers the same ones)."""
     if not isinstance(name, str) or not name or " " in name:
         raise ValueError(f"a method name is a non-empty word, got {name!r}")
-    method = Method(name, params, compute)
+    method = Method(name, params, compute, train_many, sources, largest_solve, dict(style or {}), by_iteration)
     old = METHODS.get(name)
-    if old is not None and (getattr(old.params, "__qualname__", None), old.compute.__qualname__) != (
-            getattr(params, "__qualname__", None), compute.__qualname__):
+    if old is not None and _identity(old) != _identity(method):
         raise ValueError(f"method {name!r} is registered already (by {old.compute.__module__})")
     METHODS[name] = method
     return method
+
+
+def _identity(method: Method) -> tuple:
+    """What makes two registrations of a name the same: where their functions are defined."""
+    return tuple(getattr(f, "__qualname__", None) for f in (method.params, method.compute, method.train_many, method.sources))
+
+
+def method_of(name: str) -> Method:
+    """The registered method ``name``, looking into every method module when it is not known yet."""
+    if name not in METHODS:
+        discover()
+    if name not in METHODS:
+        raise ValueError(f"method={name!r} is not known; known: {sorted(METHODS)}")
+    return METHODS[name]
 
 
 #: figures drawn by a question module's own plot instead of the generic curves, by figure name:
@@ -75,13 +113,30 @@ def register_rows(figure: str, rows: Callable) -> Callable:
     return rows
 
 
+#: the cost models of each page's heavy work, by page (its notebook's stem), one per question
+#: the page asks: ``cost(profile, device) -> {part: seconds}`` (:mod:`.estimate`)
+COSTS: dict[str, tuple[Callable, ...]] = {}
+
+
+def register_cost(page: str, cost: Callable) -> Callable:
+    """Count ``cost(profile, device)`` (seconds by part) in ``page``'s heavy work, for
+    :func:`~monosem.experiments.estimate.page_seconds` (a page's parts: those of its questions)."""
+    known = COSTS.get(page, ())
+    if all((c.__module__, c.__qualname__) != (cost.__module__, cost.__qualname__) for c in known):
+        COSTS[page] = known + (cost,)
+    return cost
+
+
+#: the packages whose modules register methods, figures, plots, rows and costs
+PACKAGES = ("monosem.experiments.families", "monosem.experiments.questions")
+
+
 @functools.cache
 def discover() -> None:
-    """Import every module of :mod:`monosem.experiments` and of its questions (once), so that the
-    methods, figures and plots they register are known (the built-in ones need no discovery)."""
-    from .. import experiments
-
-    # the questions are found by name, not imported: the machinery depends on none of them
-    for package in (experiments, importlib.import_module(f"{__package__}.questions")):
+    """Import every module of the method families and of the questions (once), so that the
+    methods, figures, plots and costs they register are known."""
+    # found by name, not imported: the machinery depends on none of them
+    for name in PACKAGES:
+        package = importlib.import_module(name)
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")

@@ -26,7 +26,7 @@ from ...profiles import Profile
 from ...train import TrainConfig
 from ..cache import Job, ResultCache
 from ..cells import NetworkSpec
-from ..methods import train_mlps
+from ..families.networks import train_mlps
 from ..recorded import load_recorded_cells
 from ..registry import register_method, register_rows
 from ..sweeps import Figure, register_figure, sweep

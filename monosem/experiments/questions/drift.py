@@ -26,12 +26,13 @@ from ...profiles import Profile, get_profile
 from ...train import LR_A1, TrainConfig, TrainData, a1_config, mse, train
 from ..cache import Job, ResultCache
 from ..methods import load_network, save_network
-from ..registry import register_method, register_rows
+from ..registry import register_cost, register_method, register_rows
 from ..runner import run_jobs
 from ..sweeps import Figure, register_figure
 from ._tables import frame
 from .overlap import PREMISE_SHARE
 from .specialization import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
+from ..estimate import DeviceModel, mlp_update_seconds
 
 __all__ = ["DriftData", "Phase1Data", "DriftSpec", "drift_spec", "drift_jobs", "compute_drift", "drift_runs", "drift_export_rows",
            "drift_frame", "drift_findings", "drift_answer"]
@@ -370,3 +371,14 @@ def drift_findings(rows: list[dict[str, Any]]) -> str:
         lines.append(f"  continued / scratch test MSE {ratio:.2f}: phase 1 " + ("helps" if ratio < 1 else "hurts")
                      + " the drifted task")
     return "\n".join(lines)
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """The drift runs' share of page 10's heavy work (:mod:`~..estimate`): phase 1, then per angle
+    the continued and the scratch network, at Figure 1's sizes."""
+    f = P.specialization
+    d = figure1_model().d
+    return {"drift": (1 + 2 * len(DRIFT_ANGLES)) * f.max_steps_relu * mlp_update_seconds(f.width, f.batch, d, "relu", device, 1)}
+
+
+register_cost("10_beyond_experts", page_cost)

@@ -1,5 +1,5 @@
 """Page 10, question 3: **an explicit mixture of experts at matched compute.** The sweep ``moe``
-(declared in :mod:`.sweeps`) trains a top-1 mixture of E = K ReLU experts (a linear router, Switch
+(declared here) trains a top-1 mixture of E = K ReLU experts (a linear router, Switch
 Transformer routing and load-balancing loss: Fedus, Zoph & Shazeer 2022; sparsely gated experts,
 Shazeer et al. 2017) beside dense ReLU and ReGLU networks with its parameter count and,
 separately, with its forward FLOPs per example, on Figure 2's data and protocol; the router's
@@ -19,17 +19,69 @@ from ...data import LABEL_NOISE_VARIANCE
 from ...models import forward_flops, matched_dense_width, parameter_count
 from ...profiles import Profile, get_profile
 from ..cache import Job
-from ..registry import register_plot
-from ..sweeps import FIGURES, MIXED_LINK_D, MOE_MATCHES, moe_dense_widths, moe_expert_width
+from ..cells import MIXED_LINK_D
+from ..estimate import DeviceModel, mlp_update_seconds, moe_update_seconds
+from ..families.mixtures import MIXTURES, MOE_MATCHES, MOE_RELU, moe_dense_widths, moe_expert_width, moe_sizes
+from ..families.networks import MLP_REGLU, MLP_RELU, NETWORKS, network_method
+from ..registry import register_cost, register_plot
+from ..sweeps import Figure, data_spec, figure_of, method_spec, register_figure
 from ._tables import frame
 
-__all__ = ["MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "moe_answer", "plot_moe", "plot_moe_figure"]
+__all__ = ["moe_jobs", "MOE_TIE_BAND", "moe_rows", "moe_frame", "moe_accounting", "moe_findings", "moe_answer", "plot_moe", "plot_moe_figure"]
 
 #: the dense networks of the mixture-of-experts table: (activation, match) -> label (=params: with the
 #: mixture's parameter count, =FLOPs: with its forward FLOPs per example)
 _MOE_DENSE = {("relu", "params"): "ReLU =params", ("reglu", "params"): "ReGLU =params",
               ("relu", "flops"): "ReLU =FLOPs", ("reglu", "flops"): "ReGLU =FLOPs"}
 _MOE_ACT = {"relu": "ReLU", "reglu": "ReGLU"}
+
+
+def moe_jobs(P: Profile) -> list[Job]:
+    """The mixture-of-experts grid: per K, the mixture (E = K experts of width
+    :func:`~..families.mixtures.moe_expert_width`) and every dense network of
+    :func:`~..families.mixtures.moe_dense_widths`, each an ordinary ``mlp-*`` cell at the matched
+    width. Which comparison asked for a dense cell is not part of its key (the computation does
+    not read it): a dense width that both accountings give is one cell, listed once, and
+    :func:`moe_rows` finds it again from the mixture's settings."""
+    sizes, se = moe_sizes(P), P.sample_efficiency
+    jobs: list[Job] = []
+    for K in sizes.Ks:
+        m = moe_expert_width(K, P)
+        specs = {(MOE_RELU, m): method_spec(MOE_RELU, P, (m, se.batch), n_experts=K)}
+        for dense in (MLP_RELU, MLP_REGLU):
+            for (act, _), w in moe_dense_widths(K, P, m, activation="relu").items():
+                if network_method(act) == dense:
+                    specs[(dense, w)] = method_spec(dense, P, (w, se.batch))
+        jobs += [Job(method, data_spec(K, n, r, sizes.n_test), spec, P.name)
+                 for n in sizes.ns for r in range(sizes.runs) for (method, _), spec in specs.items()]
+    return list(dict.fromkeys(jobs))
+
+
+# beyond the paper (page 10): a top-1 mixture of K experts against dense ReLU / ReGLU networks
+# of its parameter count and of its forward FLOPs (the dense cells: plain mlp-* cells whose
+# width is the matched one, so a width equal to Figure 2's is Figure 2's cell)
+register_figure(Figure("moe", "Explicit mixture of experts against dense MLPs at matched parameters and FLOPs (beyond the paper)",
+                       (MOE_RELU, MLP_RELU, MLP_REGLU), "moe", jobs=moe_jobs))
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """The mixture-of-experts share of page 10's heavy work (:mod:`~..estimate`): per K, the
+    mixtures (one stack of the grid's n and runs) and the dense networks at the matched widths
+    (a width both accountings give, once), every network charged to the update cap."""
+    g, s = P.moe, P.sample_efficiency
+    if g is None:
+        return {}
+    cells = len(g.ns) * g.runs
+    moes = dense = 0.0
+    for K in g.Ks:
+        m = moe_expert_width(K, P)
+        moes += s.max_steps * moe_update_seconds(K, m, s.batch, MIXED_LINK_D, device, cells)
+        for act, w in {(act, w) for (act, _), w in moe_dense_widths(K, P, m).items()}:
+            dense += s.max_steps * mlp_update_seconds(w, s.batch, MIXED_LINK_D, act, device, cells)
+    return {"mixtures of experts": moes, "dense nets at matched parameters and FLOPs": dense}
+
+
+register_cost("10_beyond_experts", page_cost)
 
 
 def _mean(values) -> float | None:
@@ -48,10 +100,10 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
     its key), its test MSE (mean over the runs that have it), its parameter count and FLOPs, beside
     the mixture's (``moe_params``, ``moe_flops``)."""
     dense = {(j.method, j.K, j.n, j.run, j.spec.width, j.spec.batch): rec["metrics"]
-             for j, rec in records.items() if j.method.startswith("mlp-")}
+             for j, rec in records.items() if j.method in NETWORKS.values()}
     groups: dict[tuple[int, int], list[tuple[Job, dict]]] = {}
     for j, rec in records.items():
-        if j.method.startswith("moe-"):
+        if j.method in MIXTURES.values():
             groups.setdefault((j.K, j.n), []).append((j, rec["metrics"]))
     rows = []
     for (K, n), cells in sorted(groups.items()):
@@ -71,7 +123,7 @@ def moe_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
         }
         for dact, match in _MOE_DENSE:
             w = matched_dense_width(E, m, MIXED_LINK_D, act, match, dense_activation=dact)
-            found = [dense.get((f"mlp-{dact}", K, n, j.run, w, moe.network.batch)) for j, _ in cells]
+            found = [dense.get((network_method(dact), K, n, j.run, w, moe.network.batch)) for j, _ in cells]
             key = f"{dact}_{match}"
             row[key] = _mean(f["test_mse"] for f in found if f is not None)
             row[f"{key}_width"] = w
@@ -243,7 +295,7 @@ def plot_moe_figure(P, records: dict, source: str = ""):
         fig, axes = plots.panel_grid(len({r["K"] for r in rows}), panel_height=3.0)
         plot_moe(rows, list(axes))
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
-        fig.suptitle(FIGURES["moe"].title + scale + (f", {source}" if source else ""), fontsize=8)
+        fig.suptitle(figure_of("moe").title + scale + (f", {source}" if source else ""), fontsize=8)
     return fig
 
 

@@ -34,6 +34,10 @@ from ..recorded import load_recorded_cells
 from ..results import thousands
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
+from ..families.kernels import RFM
+from ...profiles import Profile
+from ..estimate import DeviceModel, kernel_fit_seconds
+from ..registry import register_cost
 
 __all__ = ["CLAIM", "gain_claim", "Fit", "fit_global_rfm", "fits_frame", "over_runs", "mean_curves", "plot_gains",
            "plot_spectra", "metric_frame", "gain_frame", "live_claim", "live_numbers", "recorded_gains", "claims"]
@@ -222,7 +226,7 @@ def recorded_gains(profile: str = "long") -> tuple[dict[int, Comparison], dict[s
     """The same question in the recorded long run (global RFM's iteration 0 is the Laplace kernel):
     the verdict per training size, and the prose's numbers (the mean gain, RFM scored by the best
     of its iterations as on page 04, at K = 50 per training size, and those sizes)."""
-    records = load_recorded_cells(sweep("fig2", profile, methods=["rfm"]), profile)
+    records = load_recorded_cells(sweep("fig2", profile, methods=[RFM]), profile)
     gains: dict[tuple[int, int], list[float]] = {}
     by_n: dict[int, dict[tuple[int, int], float]] = {}
     for job, rec in records.items():
@@ -246,3 +250,13 @@ def claims(live: Comparison, recorded: Mapping[int, Comparison], page: str, prof
                             profile=where, width="no network", batch="no network", n=c.n)
 
     return [row(live, profile)] + [row(c, "long (recorded)") for c in recorded.values()]
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 01's heavy work (:mod:`~..estimate`): global RFM and the RFM oracle per K and run."""
+    f = P.feature_learning
+    fits = sum(kernel_fit_seconds("rfm", f.n_train, device) + kernel_fit_seconds("rfm", f.n_train, device, K) for K in f.Ks)
+    return {"global RFM (iterations 0-3) and the RFM oracle": fits * f.runs}
+
+
+register_cost("01_feature_learning", page_cost)

@@ -38,12 +38,16 @@ import torch
 from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
 from ..cache import Job, ResultCache
-from ..methods import train_mlps, dataset, load_mlp, source_job
+from ..families.gated import source_job
+from ..families.networks import load_mlp, train_mlps
+from ..methods import dataset
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
 from ..registry import register_method
 from ..sweeps import Figure, register_figure, sweep
 from ..verdicts import scored
+from ..families.gated import GATED_RFM
+from ..families.kernels import ORACLE_RFM
 
 __all__ = ["FEATURE_STARTS", "METHOD", "metric_updates_by_start", "diagnosis_job", "compute_diagnosis", "recorded_diagnosis",
            "diagnosis_tables", "shown_mse", "diagnosis_numbers"]
@@ -119,14 +123,14 @@ def compute_diagnosis(job: Job, cache: ResultCache | None = None) -> dict[str, A
     starting metric and the metric's shares and rank per gate and iteration."""
     if cache is None:
         raise ValueError("the diagnosis reads (or trains into) a cache: its ReLU source network is kept there")
-    mse, metrics = metric_updates_by_start(Job("gated-rfm", job.data, job.spec, job.profile), cache)
+    mse, metrics = metric_updates_by_start(Job(GATED_RFM, job.data, job.spec, job.profile), cache)
     return {"K": job.K, "n": job.n, "run": job.run, "test_mse": {start: row.to_dict() for start, row in mse.iterrows()},
             "metrics": metrics.to_dict("records")}
 
 
 def _figure_jobs(P: Profile) -> list[Job]:
     """The diagnosis at K = 2 (where the metric updates can hurt) for every gated RFM cell of Figure 4."""
-    return [diagnosis_job(j) for j in sweep("fig4", P, Ks=[2], methods=["gated-rfm"])] if 2 in P.gates.Ks else []
+    return [diagnosis_job(j) for j in sweep("fig4", P, Ks=[2], methods=[GATED_RFM])] if 2 in P.gates.Ks else []
 
 
 register_method(METHOD, compute=compute_diagnosis)
@@ -199,7 +203,7 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
         if len(apart) else "not recorded"
     runs = set(at.index.get_level_values("run")) if at is not None else set()
     oracle = {j.run: scored(r, "best") for j, r in records.items()
-              if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
+              if j.method == ORACLE_RFM and j.K == K and j.n == n and j.run in runs}
     out["oracle"] = _per_run(pd.Series(dict(sorted(oracle.items()))), "{:.2g}")
     shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None
     for key, col, t in (("share_v0", "share on v_c", 0), ("share_v3", "share on v_c", 3),
@@ -233,7 +237,7 @@ def diagnosis_frame(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K
         rows["identity over G_c, iteration 3"] = by_start[iso]["iteration 3"] / by_start[learned]["iteration 3"]
     runs = set(at.index.get_level_values("run")) if at is not None else set()
     oracle = {j.run: scored(r, "best") for j, r in records.items()
-              if j.method == "oracle-rfm" and j.K == K and j.n == n and j.run in runs}
+              if j.method == ORACLE_RFM and j.K == K and j.n == n and j.run in runs}
     if oracle:
         rows["RFM oracle's test MSE (best iteration)"] = pd.Series(oracle)
     shares = metric.xs((K, n, learned), level=("K", "n", "start")) if len(metric) else None

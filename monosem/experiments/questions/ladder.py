@@ -40,12 +40,16 @@ from ...profiles import Profile, get_profile
 from ...train.step import FASTEST_STEP_REVISION
 from ..cache import Job, ResultCache
 from ..cells import DataSpec, KernelSpec, NetworkSpec
-from ..methods import dataset, fit_oracle, per_cluster_mse, specialization, trained_mlp
+from ..families.kernels import fit_oracle
+from ..families.networks import trained_mlp
+from ..methods import dataset, per_cluster_mse, specialization
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from ..estimate import core_seconds
 from ..verdicts import Claim, Comparison, best_of, compare, scored_iteration, verdict_label
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
+from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
+from ..families.networks import MLP_REGLU, MLP_RELU
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
            "under_trained", "plot_ladder", "ladder_numbers", "ladder_setup", "ladder_claims",
@@ -162,12 +166,12 @@ def ladder_jobs(P: Profile) -> list[Job]:
             for rung in sizes.rungs:
                 if run < rung.runs:
                     jobs += [_network_job(P, m, rung, K, run, sizes.n_test)
-                             for m in ("mlp-reglu", "mlp-relu") if m == "mlp-reglu" or rung.relu]
+                             for m in (MLP_REGLU, MLP_RELU) if m == MLP_REGLU or rung.relu]
     return list(dict.fromkeys(jobs))
 
 
 register_figure(Figure("ladder", "Finding 1b's scale ladder: width, batch and n from the long profile's network to the paper's",
-                       ("oracle-rfm", "oracle-laplace", "mlp-reglu", "mlp-relu"), ladder_sizes, jobs=ladder_jobs))
+                       (ORACLE_RFM, ORACLE_LAPLACE, MLP_REGLU, MLP_RELU), ladder_sizes, jobs=ladder_jobs))
 
 
 def rung_of(job: Job, sizes: LadderSizes) -> Rung | None:
@@ -197,7 +201,7 @@ def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profi
     out = []
     for rung in sizes.rungs if sizes else ():
         own = _rung_records(records, sizes, rung, K)
-        best = best_of(own, [network] if network else ("mlp-reglu", "mlp-relu"), K, rung.n)
+        best = best_of(own, [network] if network else (MLP_REGLU, MLP_RELU), K, rung.n)
         oracle = best_of(own, ORACLES, K, rung.n)
         if best is None or oracle is None:
             continue
@@ -216,7 +220,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
     for K in sizes.Ks if sizes else ():
         for i, rung in enumerate(sizes.rungs):
             own = _rung_records(records, sizes, rung, K)
-            for method in ("mlp-reglu", "mlp-relu"):
+            for method in (MLP_REGLU, MLP_RELU):
                 nets = {j: r for j, r in own.items() if j.method == method}
                 verdict = dict(rung_verdicts(own, profile, K, network=method)).get(rung)
                 if not nets or verdict is None:
@@ -326,7 +330,7 @@ class GapSpec:
 def gap_job(network_job: Job) -> Job:
     """The gap cell of a ladder network cell (same data; the oracles' specs as the ladder's)."""
     P = get_profile(network_job.profile)
-    kernels = [with_solver(method_spec(m, P), m, network_job.data) for m in ("oracle-rfm", "oracle-laplace")]
+    kernels = [with_solver(method_spec(m, P), m, network_job.data) for m in (ORACLE_RFM, ORACLE_LAPLACE)]
     return Job(GAP, network_job.data, GapSpec(network_job.spec, *kernels), network_job.profile)
 
 
@@ -347,10 +351,10 @@ def compute_gap(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     with torch.no_grad():
         pred = mlp(Xte.to(mlp.W.device, mlp.W.dtype)).double().cpu().numpy()
     K = job.K
-    rfm, _ = fit_oracle(Job("oracle-rfm", job.data, job.spec.oracle_rfm, job.profile))
-    laplace, _ = fit_oracle(Job("oracle-laplace", job.data, job.spec.oracle_laplace, job.profile))
+    rfm, _ = fit_oracle(Job(ORACLE_RFM, job.data, job.spec.oracle_rfm, job.profile))
+    laplace, _ = fit_oracle(Job(ORACLE_LAPLACE, job.data, job.spec.oracle_laplace, job.profile))
     rfm_by_it = [per_cluster_mse(rfm.predict(Xte, groups=cte, iteration=t), yte, cte, K) for t in range(4)]
-    units = specialization(mlp, model)
+    units = specialization(mlp, model, by_cluster=True)
     mlp_by_cluster = per_cluster_mse(pred, yte, cte, K)
     return {"test_mse": float(((pred.reshape(-1) - yte.double().numpy().reshape(-1)) ** 2).mean()),
             "links": list(model.link_names),
@@ -533,7 +537,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
 
 def _max_steps(profile: str | Profile) -> int:
     """A.2's update cap at ``profile``."""
-    return method_spec("mlp-reglu", get_profile(profile)).max_steps
+    return method_spec(MLP_REGLU, get_profile(profile)).max_steps
 
 
 def _n(v: int) -> str:
@@ -549,7 +553,7 @@ def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
     widths = [r for r in sizes.rungs if r.knob in ("start", "width")]
     ns = [r.n for r in sizes.rungs if r.knob == "n"]
     K, control = sizes.Ks[0], sizes.Ks[-1]
-    net = method_spec("mlp-reglu", get_profile(profile), (first.width, first.batch))
+    net = method_spec(MLP_REGLU, get_profile(profile), (first.width, first.batch))
     return {"ld_K": str(K), "ld_K_control": str(control),
             "ld_units_first": f"{first.width / K:.0f}", "ld_units_paper": f"{paper.width / K:.0f}",
             "ld_batch_share": f"{first.batch / paper.batch:.2g}",

@@ -21,9 +21,16 @@ from ...progress import progress_bar
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
 from ..results import curve_table, thousands, with_spread
-from ..sweeps import sweep
+from ..sweeps import Figure, register_figure, sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR
+from ..families.gated import GATED_LAPLACE, GATED_RFM
+from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
+from ..families.networks import MLP_RELU
+from ...data import LABEL_NOISE_VARIANCE
+from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
+from ..registry import register_cost
+from ..cells import MIXED_LINK_D
 
 __all__ = ["CLAIM", "ORACLE_CLAIM", "PAPER_KS", "EXTRA_K", "main_Ks", "oracle_comparisons", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
            "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers",
@@ -42,7 +49,7 @@ EXTRA_K = 5
 def gates_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple[Comparison, ...]:
     """Per K at training size ``n``: "the gated local RFM beats global RFM", judged on the means
     and run by run (:mod:`.verdicts`), both scored by ``rule``."""
-    return tuple(compare(records, "gated RFM beats global RFM", "gated-rfm", "rfm", K, n, rule=rule) for K in sorted(Ks))
+    return tuple(compare(records, "gated RFM beats global RFM", GATED_RFM, RFM, K, n, rule=rule) for K in sorted(Ks))
 
 
 def main_Ks(Ks: Iterable[int]) -> list[int]:
@@ -59,7 +66,7 @@ def gates_status(records: Mapping, Ks, n: int, rule: str = "best") -> str:
 def oracle_comparisons(records: Mapping, Ks, n: int, rule: str = "best") -> tuple[Comparison, ...]:
     """Per K at training size ``n``: "the gated local RFM is within :data:`ORACLE_FACTOR` of the
     RFM oracle", on the means and run by run, both scored by ``rule``."""
-    return tuple(compare(records, "gated RFM approaches the oracle", "gated-rfm", "oracle-rfm", K, n, threshold=ORACLE_FACTOR,
+    return tuple(compare(records, "gated RFM approaches the oracle", GATED_RFM, ORACLE_RFM, K, n, threshold=ORACLE_FACTOR,
                          rule=rule) for K in sorted(Ks))
 
 
@@ -71,7 +78,7 @@ def claims(records: Mapping, Ks, n: int, page: str, profile: str, width: int, ba
     without it still judges the rest."""
     Ks = main_Ks(Ks)
     def label(c: Comparison, both: bool) -> str:
-        return f"K = {c.K}" + ((", vs the oracle" if c.b == "oracle-rfm" else ", vs global RFM") if both else "")
+        return f"K = {c.K}" + ((", vs the oracle" if c.b == ORACLE_RFM else ", vs global RFM") if both else "")
 
     extra = (f"Figure 4 at K = {EXTRA_K}: the gated local RFM beats global RFM and is within {ORACLE_FACTOR:g}x of the RFM oracle",
              gates_comparisons(records, [EXTRA_K], n, rule) + oracle_comparisons(records, [EXTRA_K], n, rule), True)
@@ -95,11 +102,11 @@ def gates_table(records: Mapping, Ks, n: int, rule: str = "best") -> pd.DataFram
     purity (adjusted Rand index of the test points' gates against the true clusters)."""
     rows = []
     for c in gates_comparisons(records, Ks, n, rule):
-        g, o = c.mean_a, _mean(records, "oracle-rfm", c.K, n, rule)
+        g, o = c.mean_a, _mean(records, ORACLE_RFM, c.K, n, rule)
         rows.append({"K": c.K, "runs": c.runs, "gated RFM": g, "global RFM": c.mean_b, "RFM oracle": o,
                      "gated / global": c.mean_ratio, "gated / oracle": g / o,
                      "gated / global per run": ", ".join(f"{x:.2f}" for _, x in c.ratios),
-                     "gate ARI": _mean(records, "gated-rfm", c.K, n, rule, "gate_ari_test"), "verdict": c.status})
+                     "gate ARI": _mean(records, GATED_RFM, c.K, n, rule, "gate_ari_test"), "verdict": c.status})
     return pd.DataFrame(rows).set_index("K")
 
 
@@ -107,7 +114,7 @@ def metric_updates(records: Mapping, K: int, n: int) -> pd.DataFrame:
     """Test MSE at RFM iterations 0-3 (iteration 0: the Laplace kernel before any metric update)
     of every RFM variant at (K, n), mean over runs: whether the metric updates help."""
     rows = {}
-    for method in ("rfm", "oracle-rfm", "gated-rfm"):
+    for method in (RFM, ORACLE_RFM, GATED_RFM):
         its = [rec["metrics"]["test_mse_by_iteration"] for job, rec in records.items()
                if job.method == method and job.K == K and job.n == n and "test_mse_by_iteration" in rec["metrics"]]
         if its:
@@ -131,10 +138,10 @@ def updates_help(records: Mapping, method: str, K: int) -> str:
 
 #: Figure 4's methods, in the page's two tables: the network and the global kernels, then the
 #: gated local predictors and the oracles
-FIGURE4_GLOBAL = ("mlp-relu", "laplace", "rfm")
-FIGURE4_LOCAL = ("gated-laplace", "gated-rfm", "oracle-laplace", "oracle-rfm")
+FIGURE4_GLOBAL = (MLP_RELU, LAPLACE, RFM)
+FIGURE4_LOCAL = (GATED_LAPLACE, GATED_RFM, ORACLE_LAPLACE, ORACLE_RFM)
 #: the methods every K of a training size needs before the long run's finding is judged there
-_NEEDED = ("gated-rfm", "rfm", "oracle-rfm")
+_NEEDED = (GATED_RFM, RFM, ORACLE_RFM)
 
 
 def curve_frames(records: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -178,7 +185,7 @@ def close_call_frame(records: Mapping, K: int, ns: Iterable[int], rule: str = "b
     variant scored by ``rule``) and the gated over global ratio."""
     rows = []
     for n in sorted(ns):
-        gated, glob, lap = (per_run(records, m, K, n, rule) for m in ("gated-rfm", "rfm", "laplace"))
+        gated, glob, lap = (per_run(records, m, K, n, rule) for m in (GATED_RFM, RFM, LAPLACE))
         rows += [{"n": n, "run": r, "links": ", ".join(mixed_link_model(K, r).link_names), "gated RFM": gated[r],
                   "global RFM": glob[r], "global Laplace": lap.get(r, np.nan), "gated / global": gated[r] / glob[r]}
                  for r in sorted(gated.keys() & glob.keys())]
@@ -264,3 +271,22 @@ def long_numbers(tables: Mapping[tuple[int, str], pd.DataFrame], big_Ks: tuple[i
         out[f"big_K_lo_{k}k"] = f"{1 / best.loc[list(big_Ks), 'gated / global'].max():.0f}"
         out[f"big_K_hi_{k}k"] = f"{1 / best.loc[list(big_Ks), 'gated / global'].min():.0f}"
     return out
+
+
+# the label-noise variance drawn in every panel: the floor a local predictor can reach
+register_figure(Figure("fig4", "Figure 4: MLP-gated local predictors (Section 3.3)", FIGURE4_GLOBAL + FIGURE4_LOCAL, "gates",
+                       floor=LABEL_NOISE_VARIANCE))
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 05's heavy work (:mod:`~..estimate`): the gated local kernels, and the ReLU networks,
+    global kernels and oracles that page 04 does not compute."""
+    g, s = P.gates, P.sample_efficiency
+    new = [(K, n) for K in g.Ks for n in g.ns if K not in s.Ks or n not in s.ns]  # not computed by page 04
+    nets = s.max_steps * mlp_update_seconds(s.width, s.batch, MIXED_LINK_D, "relu", device, max(1, len(new) * g.runs)) if new else 0.0
+    gated = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K in g.Ks for n in g.ns) * g.runs
+    rest = sum(kernel_fit_seconds(m, n, device, c) for m in ("rfm", "laplace") for K, n in new for c in (1, K)) * g.runs
+    return {"ReLU networks not shared with page 04": nets, "gated local kernels": gated, "global kernels and oracles not shared": rest}
+
+
+register_cost("05_learned_gates", page_cost)

@@ -21,17 +21,23 @@ from ...profiles import Profile, get_profile
 from ...specialization import PAPER_FIGURE1
 from ._tables import fmt, frame
 from ..cache import Job, ResultCache
-from ..methods import specialization_metrics
+from ..families.networks import specialization_metrics
+from ..families.gated import GATED_RFM
+from ..families.kernels import ORACLE_RFM, RFM
+from ..families.networks import MLP_REGLU, MLP_RELU
+from ..families.bayes import BAYES
+from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
+from ..sweeps import Figure, register_figure
+from ..registry import register_cost
+from ..cells import MIXED_LINK_D, PAPER_GAMMA
 
 __all__ = ["PAPER_MIN_SHARE", "PREMISE_DIVISOR", "PREMISE_SHARE", "PAPER_GAMMA", "premise", "overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
 #: the methods of the overlap table and figure, in column order, and their labels
-_LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "gated-rfm": "MLP-gated RFM",
-           "oracle-rfm": "RFM oracle", "bayes": "Bayes"}
+_LABELS = {MLP_RELU: "ReLU MLP", MLP_REGLU: "ReGLU MLP", RFM: "global RFM", GATED_RFM: "MLP-gated RFM",
+           ORACLE_RFM: "RFM oracle", BAYES: "Bayes"}
 
 
-#: the paper's separation (eq. 3): where the question's premise, specialized neurons, is measured
-PAPER_GAMMA = 4.0
 #: the smallest share of specialized active neurons (A >= 0.71) in the paper's Figure 1 table
 PAPER_MIN_SHARE = min(row[1] for row in PAPER_FIGURE1.values()) / 100
 #: the premise holds when a network's share of specialized active neurons at :data:`PAPER_GAMMA`
@@ -88,7 +94,7 @@ def overlap_rows(records: dict[Job, dict], risks: dict[float, tuple[float, float
         row: dict[str, Any] = {"gamma": g, "K": K, "sigma_K": float(model.info["sigma_K"]), "rho_K": float(model.info["rho_K"])}
         for method in _LABELS:
             row[method] = mine[method]["metrics"]["test_mse"] if method in mine else None
-        gated = mine.get("gated-rfm", {}).get("metrics", {})
+        gated = mine.get(GATED_RFM, {}).get("metrics", {})
         row["gate_ari"] = gated.get("gate_ari_test")
         for act in ("relu", "reglu"):
             m = mine.get(f"mlp-{act}", {}).get("metrics", {})
@@ -141,8 +147,8 @@ def _excess(value, bayes) -> str:
 def _against_rfm(r: dict[str, Any]) -> tuple[float | None, float | None, float | None, bool | None]:
     """At one gamma: the best MLP, global RFM, the gated RFM, and whether specialization helps
     there (the best MLP or the gated RFM beats global RFM; ``None`` without both results)."""
-    mlp = min((r[m] for m in ("mlp-relu", "mlp-reglu") if r[m] is not None), default=None)
-    rfm, gated = r["rfm"], r["gated-rfm"]
+    mlp = min((r[m] for m in (MLP_RELU, MLP_REGLU) if r[m] is not None), default=None)
+    rfm, gated = r[RFM], r[GATED_RFM]
     if mlp is None or rfm is None:
         return mlp, rfm, gated, None
     return mlp, rfm, gated, mlp < rfm or (gated is not None and gated < rfm)
@@ -176,14 +182,14 @@ def overlap_findings(rows: list[dict[str, Any]]) -> str:
     lines, stops = [], None
     for r in rows:
         mlp, rfm, gated, helps = _against_rfm(r)
-        bayes = r.get("bayes_risk", r["bayes"])
+        bayes = r.get("bayes_risk", r[BAYES])
         if helps is None:
             continue
         lines.append(f"gamma {r['gamma']:g}: best MLP / global RFM {mlp / rfm:.2f}, gated / global RFM "
                      f"{fmt(gated / rfm if gated is not None else None, '.2f')}"
                      + ("" if helps else "  (neither wins)"))
         lines.append(f"  excess over the Bayes risk: MLP {_excess(mlp, bayes)}, global RFM {_excess(rfm, bayes)}, "
-                     f"oracle RFM {_excess(r['oracle-rfm'], bayes)}")
+                     f"oracle RFM {_excess(r[ORACLE_RFM], bayes)}")
         if not helps and stops is None:
             stops = r["gamma"]
     if not lines:
@@ -207,7 +213,7 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
     ax, ax2 = axes
     g = [r["gamma"] for r in rows]
     for method, label in _LABELS.items():
-        if method == "bayes":
+        if method == BAYES:
             continue
         ys = [r[method] if r[method] is not None else np.nan for r in rows]
         ax.plot(g, ys, marker="o", label=label)
@@ -225,3 +231,20 @@ def plot_overlap(rows: list[dict[str, Any]], axes) -> None:
         a.set_xticks(g, [f"{v:g}" for v in g])
         a.xaxis.set_minor_locator(NullLocator())
 
+
+# beyond the paper (page 09): the same methods as the separation gamma of the clusters falls
+register_figure(Figure("overlap", "Overlapping clusters: the separation gamma swept below the paper's 4 (beyond the paper)",
+                       (MLP_RELU, MLP_REGLU, RFM, ORACLE_RFM, GATED_RFM, BAYES), "overlap",
+                       variants=lambda sizes: [{"gamma": float(g)} for g in sizes.gammas]))
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """The overlap sweep's share of page 09's heavy work (:mod:`~..estimate`)."""
+    o, s = P.overlap, P.sample_efficiency
+    cells = len(o.Ks) * len(o.ns) * o.runs * len(o.gammas)
+    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, MIXED_LINK_D, a, device, cells) for a in ("relu", "reglu"))
+    kernels = sum(kernel_fit_seconds("rfm", n, device, c) for n in o.ns for K in o.Ks for c in (1, K, K)) * o.runs * len(o.gammas)
+    return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
+
+
+register_cost("09_beyond", page_cost)

@@ -19,13 +19,21 @@ from ...data import mixed_link_model
 from ._tables import fmt, frame
 from .overlap import PREMISE_SHARE
 from ..cache import Job
+from ..families.kernels import ORACLE_RFM, RFM
+from ..families.networks import MLP_REGLU, MLP_RELU
+from ..families.bayes import BAYES
+from ...profiles import Profile
+from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
+from ..sweeps import Figure, register_figure
+from ..registry import register_cost
+from ..cells import MIXED_LINK_D
 
 __all__ = ["RARE_CLUSTERS", "premise", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
 
 #: the methods of the rare-regime table, and their labels
-_ZIPF_COLUMNS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU", "rfm": "RFM", "oracle-rfm": "oracle"}
+_ZIPF_COLUMNS = {MLP_RELU: "ReLU", MLP_REGLU: "ReGLU", RFM: "RFM", ORACLE_RFM: "oracle"}
 #: the same, for the figure's legend and the table's columns
-_ZIPF_LABELS = {"mlp-relu": "ReLU MLP", "mlp-reglu": "ReGLU MLP", "rfm": "global RFM", "oracle-rfm": "RFM oracle"}
+_ZIPF_LABELS = {MLP_RELU: "ReLU MLP", MLP_REGLU: "ReGLU MLP", RFM: "global RFM", ORACLE_RFM: "RFM oracle"}
 #: how many of the rarest (and of the most frequent) clusters the verdict averages over
 RARE_CLUSTERS = 3
 
@@ -44,7 +52,7 @@ def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
         counts = torch.bincount(model.pool(job.n, run=job.run)[2], minlength=job.K)
         row: dict[str, Any] = {"s": s, "K": job.K, "n": job.n, "pi": pi.tolist(), "n_train": counts.tolist(),
                                "links": list(model.link_names)}
-        for method in (*_ZIPF_COLUMNS, "bayes"):
+        for method in (*_ZIPF_COLUMNS, BAYES):
             m = mine.get(method, (None, {}))[1]
             by = m.get("test_mse_by_cluster")
             row[method] = by
@@ -99,13 +107,13 @@ def _rare_comparison(r: dict[str, Any], base: dict[str, Any]):
         if r[m] is None or base[m] is None:
             continue
         loss[m] = (_gmean(r[m][c] / base[m][c] for c in rare), _gmean(r[m][c] / base[m][c] for c in freq))
-    if "oracle-rfm" not in loss or not any(m in loss for m in ("mlp-relu", "mlp-reglu")):
+    if ORACLE_RFM not in loss or not any(m in loss for m in (MLP_RELU, MLP_REGLU)):
         return None
-    mlps = [m for m in ("mlp-relu", "mlp-reglu") if m in loss]
+    mlps = [m for m in (MLP_RELU, MLP_REGLU) if m in loss]
     best = min(mlps, key=lambda m: r[f"{m}_mean"] if r[f"{m}_mean"] is not None else np.inf)
-    per = {int(c): (r[best][c] / base[best][c]) / (r["oracle-rfm"][c] / base["oracle-rfm"][c]) for c in rare}
+    per = {int(c): (r[best][c] / base[best][c]) / (r[ORACLE_RFM][c] / base[ORACLE_RFM][c]) for c in rare}
     keeps = float(np.median(list(per.values()))) <= 1
-    return rare, loss, best, keeps, _gmean(r[best][c] / r["oracle-rfm"][c] for c in rare), per
+    return rare, loss, best, keeps, _gmean(r[best][c] / r[ORACLE_RFM][c] for c in rare), per
 
 
 def _per_cluster_text(r: dict[str, Any], keeps: bool, per: dict[int, float], loss: dict, best: str) -> str:
@@ -114,11 +122,11 @@ def _per_cluster_text(r: dict[str, Any], keeps: bool, per: dict[int, float], los
     gains = sum(v <= 1 for v in per.values())
     text = (f"on the {len(per)} rarest clusters (it gains ground on {gains} of them; its loss is a median "
             f"{fmt(float(np.median(list(per.values()))), '.2f')}x the oracle's)")
-    gmean_keeps = loss[best][0] <= loss["oracle-rfm"][0]
+    gmean_keeps = loss[best][0] <= loss[ORACLE_RFM][0]
     if gmean_keeps != keeps:
         c = min(per, key=per.get) if gmean_keeps else max(per, key=per.get)
-        text += (f"; the geometric mean ({fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}x) says otherwise only "
-                 f"because of cluster {c}, where the oracle's MSE is {fmt(r['oracle-rfm'][c], '.2g')} and the best MLP's "
+        text += (f"; the geometric mean ({fmt(loss[best][0] / loss[ORACLE_RFM][0], '.2f')}x) says otherwise only "
+                 f"because of cluster {c}, where the oracle's MSE is {fmt(r[ORACLE_RFM][c], '.2g')} and the best MLP's "
                  f"loss is {fmt(per[c], '.2g')}x the oracle's")
     return text
 
@@ -192,7 +200,7 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
                      + " on the oracle (median over them)")
         lines.append("  its loss / the oracle's per cluster: " + ", ".join(f"c{c} {fmt(v, '.2f')}" for c, v in per.items()))
         lines.append(f"  median {fmt(float(np.median(list(per.values()))), '.2f')}; ratio of the geometric means "
-                     f"{fmt(loss[best][0] / loss['oracle-rfm'][0], '.2f')}")
+                     f"{fmt(loss[best][0] / loss[ORACLE_RFM][0], '.2f')}")
         lines.append(f"  at s it is {fmt(vs_oracle, '.2f')}x the oracle on them (geometric mean)")
         for act in ("relu", "reglu"):
             neur, spec = r[f"{act}_neurons"], r[f"{act}_specialized"]
@@ -228,3 +236,21 @@ def plot_zipf(rows: list[dict[str, Any]], axes) -> None:
     axes[0].set_ylabel("test MSE on the cluster / at s = 0")
     axes[0].legend()
 
+
+# beyond the paper (page 09): cluster frequencies from a Zipf law, per-cluster test MSE (its
+# exponent 0 too: those cells also record the per-cluster test MSE, which Figure 2's do not)
+register_figure(Figure("zipf", "Rare regimes: cluster frequencies from a Zipf law (beyond the paper)",
+                       (MLP_RELU, MLP_REGLU, RFM, ORACLE_RFM, BAYES), "zipf",
+                       variants=lambda sizes: [{"zipf": float(e)} for e in sizes.exponents]))
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """The rare-regime sweep's share of page 09's heavy work (:mod:`~..estimate`)."""
+    s, z = P.sample_efficiency, P.zipf
+    zipf_cells = len(z.Ks) * len(z.ns) * len(z.exponents) * z.runs
+    zipf = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, MIXED_LINK_D, a, device, zipf_cells) for a in ("relu", "reglu"))
+    zipf += sum(kernel_fit_seconds("rfm", n, device, c) for n in z.ns for K in z.Ks for c in (1, K)) * z.runs * len(z.exponents)
+    return {"rare regimes": zipf}
+
+
+register_cost("09_beyond", page_cost)

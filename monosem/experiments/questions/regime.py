@@ -25,12 +25,17 @@ import pandas as pd
 from ..verdicts import scored
 from ..cells import width_of
 from ..estimate import core_seconds
+from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
+from ..families.networks import MLP_REGLU, MLP_RELU
+from ..families.bayes import BAYES
+from ..sweeps import Figure, register_figure
+from ..registry import method_of
 
 __all__ = ["RegimeCell", "regime_cells", "mlp_oracle_ratios", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
            "timings_frame", "timings_summary", "plot_training_curves"]
 
 #: the MLPs of the map, with the label used in its tables
-MLP_METHODS = {"mlp-relu": "ReLU", "mlp-reglu": "ReGLU"}
+MLP_METHODS = {MLP_RELU: "ReLU", MLP_REGLU: "ReGLU"}
 
 
 @dataclass
@@ -58,9 +63,9 @@ class RegimeCell:
     def best_oracle(self) -> float:
         """The better of the two oracles, leaving out an unstable RFM oracle; unknown (NaN) while
         the RFM oracle is not recorded, since the Laplace oracle alone would flatter the MLPs."""
-        if "oracle-rfm" not in self.kernels:
+        if ORACLE_RFM not in self.kernels:
             return float("nan")
-        methods = ("oracle-laplace",) if self.oracle_rfm_unstable() else ("oracle-rfm", "oracle-laplace")
+        methods = (ORACLE_LAPLACE,) if self.oracle_rfm_unstable() else (ORACLE_RFM, ORACLE_LAPLACE)
         vals = [self.kernels[m] for m in methods if m in self.kernels]
         return min(vals) if vals else float("nan")
 
@@ -74,14 +79,14 @@ def regime_cells(records: dict) -> list[RegimeCell]:
         if job.method in MLP_METHODS:
             net = job.spec
             slot[(job.method, net.width)].append((m, t, net))
-        elif job.method == "rfm":
-            slot["rfm"].append((m["test_mse"], t, None))
-            slot["laplace"].append((m["test_mse_by_iteration"][0], t, None))
+        elif job.method == RFM:
+            slot[RFM].append((m["test_mse"], t, None))
+            slot[LAPLACE].append((m["test_mse_by_iteration"][0], t, None))
             slot["rfm-final"].append((m["test_mse_final"], t, None))
         else:
             # every RFM variant by the global one's rule, the best of iterations 0-3
             slot[job.method].append((scored(rec, "best"), t, None))
-            if job.method == "oracle-rfm" and "test_mse_by_iteration" in m:
+            if job.method == ORACLE_RFM and "test_mse_by_iteration" in m:
                 slot["oracle-rfm-iterations"].append((m["test_mse_by_iteration"], t, None))
     cells = []
     for (K, n), slot in sorted(raw.items()):
@@ -123,8 +128,8 @@ def _widths(cells: list[RegimeCell]) -> list[int]:
 
 
 #: the kernel columns of :func:`regime_frames`: record key and column name
-KERNEL_COLUMNS = {"laplace": "global Laplace test MSE", "rfm": "global RFM (best) test MSE",
-                  "oracle-laplace": "Laplace oracle test MSE", "oracle-rfm": "RFM oracle test MSE", "bayes": "Bayes risk (test MSE)"}
+KERNEL_COLUMNS = {LAPLACE: "global Laplace test MSE", RFM: "global RFM (best) test MSE",
+                  ORACLE_LAPLACE: "Laplace oracle test MSE", ORACLE_RFM: "RFM oracle test MSE", BAYES: "Bayes risk (test MSE)"}
 #: the quantities per network in :func:`regime_frames`
 _MLP_QUANTITIES = ("test MSE", "training MSE", "stop reason", "stopped at (updates)", "runs")
 
@@ -162,15 +167,15 @@ def ratio_table(cells: list[RegimeCell]) -> list[dict[str, Any]]:
     out = []
     for c in cells:
         for w in _widths(cells):
-            relu, reglu = c.mlp.get(("mlp-relu", w)), c.mlp.get(("mlp-reglu", w))
+            relu, reglu = c.mlp.get((MLP_RELU, w)), c.mlp.get((MLP_REGLU, w))
             mlps = [m["test_mse"] for m in (relu, reglu) if m is not None]
             if not mlps:
                 continue
             best = min(mlps)
             out.append({
                 "K": c.K, "n": c.n, "width": w, "best_mlp": best,
-                "mlp_over_oracle": best / c.best_oracle() if c.kernels.get("oracle-rfm") or c.kernels.get("oracle-laplace") else float("nan"),
-                "mlp_over_rfm": best / c.kernels["rfm"] if "rfm" in c.kernels else float("nan"),
+                "mlp_over_oracle": best / c.best_oracle() if c.kernels.get(ORACLE_RFM) or c.kernels.get(ORACLE_LAPLACE) else float("nan"),
+                "mlp_over_rfm": best / c.kernels[RFM] if RFM in c.kernels else float("nan"),
                 "reglu_over_relu": reglu["test_mse"] / relu["test_mse"] if relu and reglu else float("nan"),
             })
     return out
@@ -278,12 +283,12 @@ def plot_regime(cells: list[RegimeCell], title: str = ""):
         for ax, K in zip(axes[0], Ks):
             mine = [c for c in cells if c.K == K]
             curves = {}
-            for key in ("laplace", "rfm", "oracle-laplace", "oracle-rfm", "bayes"):
+            for key in (LAPLACE, RFM, ORACLE_LAPLACE, ORACLE_RFM, BAYES):
                 pts = [(c.n, c.kernels[key]) for c in mine if key in c.kernels]
                 if pts:
                     curves[key] = (*zip(*pts), [1.0] * len(pts))  # one run: no band
-            plots.efficiency_panel(ax, curves, title=f"K = {K}")
-            for method, color in (("mlp-relu", "tab:blue"), ("mlp-reglu", "tab:red")):
+            plots.efficiency_panel(ax, curves, {m: method_of(m).style for m in curves}, title=f"K = {K}")
+            for method, color in ((MLP_RELU, "tab:blue"), (MLP_REGLU, "tab:red")):
                 for w in widths:
                     pts = [(c.n, c.mlp[(method, w)]["test_mse"]) for c in mine if (method, w) in c.mlp]
                     if pts:
@@ -362,7 +367,7 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
                 if (job.K, width_of(job)) != (K, w):
                     continue
                 steps, values = zip(*rec["metrics"]["train_curve"])
-                ax.plot(steps, values, color=colors[job.n], ls="-" if job.method == "mlp-relu" else "--", lw=1.1,
+                ax.plot(steps, values, color=colors[job.n], ls="-" if job.method == MLP_RELU else "--", lw=1.1,
                         label=f"{MLP_METHODS[job.method]}, n = {_k(job.n)}")
             if target is not None:
                 ax.axhline(target, color="grey", lw=0.8, ls="-.")
@@ -378,3 +383,8 @@ def plot_training_curves(records: dict, target: float | None = None, title: str 
         if title:
             fig.suptitle(title)
     return fig
+
+
+# global Laplace is RFM's iteration 0 (same bandwidth rule and solver): read off the rfm cell
+register_figure(Figure("regime", "Regime map: MLPs against the oracles as n and the network grow (Section 3.2)",
+                       (MLP_RELU, MLP_REGLU, RFM, ORACLE_LAPLACE, ORACLE_RFM, BAYES), "regime"))

@@ -1,7 +1,7 @@
 """Page 09, question 4: **routing or features?** The MLP-gated predictor of Section 3.3 does two
 things with the trained network: it *routes* every point to a gate (K-means on the contribution
 profiles) and it *transforms* the gate's inputs by the learned metric G_c (eq. 13-14). The sweep
-``swaps`` (declared in :mod:`.sweeps`) exchanges one at a time for what the oracle knows, with
+``swaps`` (declared here) exchanges one at a time for what the oracle knows, with
 Laplace local models throughout: learned gates without the metric (``gated-laplace-iso``), true
 clusters with the learned metric (``oracle-laplace-gc``), beside the paper's pipeline
 (``gated-laplace``) and the Laplace oracle (true clusters, no metric). The gain of each swap, per
@@ -18,14 +18,29 @@ from matplotlib.ticker import NullLocator
 
 from ._tables import fmt, frame
 from ..cache import Job
+from ...profiles import Profile
+from ..cells import MIXED_LINK_D
+from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
+from ..families.gated import GATED_LAPLACE, GATED_RFM, register_gated
+from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
+from ..families.networks import MLP_RELU
+from ..registry import register_cost
+from ..sweeps import Figure, register_figure
 
-__all__ = ["SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "swap_answer", "plot_swaps"]
+__all__ = ["GATED_LAPLACE_ISO", "ORACLE_LAPLACE_GC", "SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "swap_answer", "plot_swaps"]
+
+#: the swapped pipelines, Laplace local models: learned gates without the learned metric, and
+#: true-cluster routing with it (the paper's ``gated-laplace`` is (learned, learned);
+#: ``oracle-laplace`` is (true, isotropic))
+GATED_LAPLACE_ISO, ORACLE_LAPLACE_GC = "gated-laplace-iso", "oracle-laplace-gc"
+register_gated(GATED_LAPLACE_ISO, local="laplace", routing="learned", features="isotropic")
+register_gated(ORACLE_LAPLACE_GC, local="laplace", routing="true", features="learned")
 
 #: the 2 x 2 design of the swaps figure: (routing, local features) -> method (Laplace locals)
-SWAP_GRID = {("learned", "isotropic"): "gated-laplace-iso", ("learned", "learned"): "gated-laplace",
-             ("true", "isotropic"): "oracle-laplace", ("true", "learned"): "oracle-laplace-gc"}
+SWAP_GRID = {("learned", "isotropic"): GATED_LAPLACE_ISO, ("learned", "learned"): GATED_LAPLACE,
+             ("true", "isotropic"): ORACLE_LAPLACE, ("true", "learned"): ORACLE_LAPLACE_GC}
 #: the references beside it: the paper's local RFM behind learned gates, the RFM oracle, the MLP
-_SWAP_REFS = {"gated-rfm": "gated RFM", "oracle-rfm": "RFM oracle", "mlp-relu": "ReLU MLP"}
+_SWAP_REFS = {GATED_RFM: "gated RFM", ORACLE_RFM: "RFM oracle", MLP_RELU: "ReLU MLP"}
 #: the routings of :data:`SWAP_GRID`, and their labels
 _ROUTINGS = {"learned": "learned gates", "true": "true clusters"}
 
@@ -39,7 +54,7 @@ def swap_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"K": K, "n": next(j.n for j in records if j.K == K)}
         for method in (*SWAP_GRID.values(), *_SWAP_REFS):
             row[method] = mine[method]["test_mse"] if method in mine else None
-        row["gate_ari"] = mine.get("gated-laplace", {}).get("gate_ari_test")
+        row["gate_ari"] = mine.get(GATED_LAPLACE, {}).get("gate_ari_test")
         rows.append(row)
     return rows
 
@@ -98,10 +113,10 @@ def swap_findings(rows: list[dict[str, Any]]) -> str:
                   f"  true routing: MSE / {route:.2f} (with the metric), / {fmt(route_iso, '.2f')} (without)",
                   f"  -> {which}",
                   f"  local RFM instead of Laplace behind the learned gates: MSE / "
-                  f"{fmt(_ratio(g[('learned', 'learned')], r['gated-rfm']), '.2f')}",
+                  f"{fmt(_ratio(g[('learned', 'learned')], r[GATED_RFM]), '.2f')}",
                   f"  paper's pipeline / Laplace oracle "
                   f"{fmt(_ratio(g[('learned', 'learned')], g[('true', 'isotropic')]), '.2f')}; "
-                  f"gated RFM / RFM oracle {fmt(_ratio(r['gated-rfm'], r['oracle-rfm']), '.2f')}"]
+                  f"gated RFM / RFM oracle {fmt(_ratio(r[GATED_RFM], r[ORACLE_RFM]), '.2f')}"]
     aris = [r["gate_ari"] for r in rows if r["gate_ari"] is not None]
     if aris:
         lines.append(f"learned gates' ARI against the true clusters: {min(aris):.2f} at worst over K")
@@ -118,7 +133,7 @@ def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
         ys = [r[method] if r[method] is not None else np.nan for r in rows]
         ax.plot(Ks, ys, styles[routing], marker=markers[feats],
                 label=f"{_ROUTINGS[routing]}, {'learned $G_c$' if feats == 'learned' else 'isotropic'}")
-    for method, style in (("gated-rfm", ":"), ("oracle-rfm", "-.")):
+    for method, style in ((GATED_RFM, ":"), (ORACLE_RFM, "-.")):
         ax.plot(Ks, [r[method] if r[method] is not None else np.nan for r in rows], style, color="0.5",
                 label=_SWAP_REFS[method])
     ax.set(xscale="log", yscale="log", xlabel="K (clusters)", ylabel="test MSE")
@@ -126,3 +141,23 @@ def plot_swaps(rows: list[dict[str, Any]], ax) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.legend()
 
+
+# beyond the paper (page 09): the Section 3.3 pipeline with its routing (learned gates / true
+# clusters) and its local features (learned metric G_c / none) swapped; Laplace local models
+register_figure(Figure("swaps", "Routing or features? The Section 3.3 pipeline with its gates or its metric swapped (beyond the paper)",
+                       (MLP_RELU, GATED_LAPLACE_ISO, GATED_LAPLACE, ORACLE_LAPLACE, ORACLE_LAPLACE_GC, GATED_RFM, ORACLE_RFM), "swaps"))
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """The swaps sweep's share of page 09's heavy work (:mod:`~..estimate`): its two new
+    pipelines (per-gate Laplace fits) and whatever of it page 05 has not computed (its source
+    networks and kernels)."""
+    w, g, s = P.swaps, P.gates, P.sample_efficiency
+    new = [(K, n) for K in w.Ks for n in w.ns if K not in g.Ks or n not in g.ns]
+    swapped = sum(kernel_fit_seconds("laplace", n, device, K) for K in w.Ks for n in w.ns) * 2 * w.runs
+    rest = s.max_steps * mlp_update_seconds(s.width, s.batch, MIXED_LINK_D, "relu", device, len(new) * w.runs) if new else 0.0
+    rest += sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for K, n in new for _ in (0, 1)) * w.runs
+    return {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
+
+
+register_cost("09_beyond", page_cost)

@@ -27,19 +27,25 @@ from ...train import cosine_lr
 from ..estimate import remaining_seconds
 from ..recorded import load_recorded_cells
 from ..results import curve_table, with_spread
-from ..sweeps import sweep
+from ..sweeps import Figure, register_figure, sweep
 from ..verdicts import EQUIVALENCE_MARGIN, RFM_RULES, complete_sizes, Claim, Comparison, Part, best_of, combine, compare, per_run
+from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
+from ..families.networks import MLP_GELU, MLP_REGLU, MLP_RELU, MLP_SWIGLU
+from ..families.bayes import BAYES
+from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
+from ..registry import register_cost
+from ..cells import MIXED_LINK_D
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",
            "recorded_long", "recorded_runs_note", "findings_by_size", "rules_frame", "long_numbers", "rate_at_stop",
            "oracle_solves_numbers"]
 
-MLPS = ("mlp-relu", "mlp-gelu", "mlp-reglu", "mlp-swiglu")
+MLPS = (MLP_RELU, MLP_GELU, MLP_REGLU, MLP_SWIGLU)
 #: the networks of Figure 2, whose findings 1a and 1b are: "the best MLP" is the better of these
 #: (Figure 6's GELU and SwiGLU have their own finding, 2'; at the long profile they ran once)
-FIGURE2_MLPS = ("mlp-relu", "mlp-reglu")
-ORACLES = ("oracle-rfm", "oracle-laplace")
+FIGURE2_MLPS = (MLP_RELU, MLP_REGLU)
+ORACLES = (ORACLE_RFM, ORACLE_LAPLACE)
 #: finding 1b: "close to the oracles", read as within this factor of the better one
 ORACLE_FACTOR = 2.0
 #: Figure 6's "SwiGLU gives the lowest MLP errors": at these K (with sufficient samples: the
@@ -128,15 +134,15 @@ def findings(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") ->
     oracle = best_of(records, ORACLES, K_big, n, rule)
     parts: dict[str, tuple[Comparison, ...]] = {"1a": (), "1b": (), "2": (), "2'": ()}
     if best is not None:
-        parts["1a"] = (compare(records, "1a", best, "rfm", K_big, n, rule=rule),)
+        parts["1a"] = (compare(records, "1a", best, RFM, K_big, n, rule=rule),)
         if oracle is not None:
             parts["1b"] = (compare(records, "1b", best, oracle, K_big, n, threshold=ORACLE_FACTOR, rule=rule),)
-    for name, (a, b) in {"2": ("mlp-reglu", "mlp-relu"), "2'": ("mlp-swiglu", "mlp-gelu")}.items():
+    for name, (a, b) in {"2": (MLP_REGLU, MLP_RELU), "2'": (MLP_SWIGLU, MLP_GELU)}.items():
         parts[name] = tuple(c for K in Ks if K >= 10 if (c := compare(records, name, a, b, K, n, rule=rule)).runs)
-    parts["gelu~relu"] = tuple(c for K in Ks if (c := compare(records, "gelu~relu", "mlp-gelu", "mlp-relu", K, n, rule=rule,
+    parts["gelu~relu"] = tuple(c for K in Ks if (c := compare(records, "gelu~relu", MLP_GELU, MLP_RELU, K, n, rule=rule,
                                                               threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)).runs)
-    parts["swiglu"] = tuple(c for K in SWIGLU_KS if K in Ks for other in ("mlp-relu", "mlp-gelu", "mlp-reglu")
-                            if (c := compare(records, "swiglu", "mlp-swiglu", other, K, n, rule=rule)).runs)
+    parts["swiglu"] = tuple(c for K in SWIGLU_KS if K in Ks for other in (MLP_RELU, MLP_GELU, MLP_REGLU)
+                            if (c := compare(records, "swiglu", MLP_SWIGLU, other, K, n, rule=rule)).runs)
     # Figure 6's own claims are rows of their own ("not computed" where its networks did not run)
     return Findings(n, K_big, rule, {k: v for k, v in parts.items() if v or k in ("1a", "1b", "2", "gelu~relu", "swiglu")})
 
@@ -149,13 +155,13 @@ def findings_table(records: Mapping, Ks: Iterable[int], n: int, rule: str = "bes
     for K in sorted(Ks):
         best = best_of(records, FIGURE2_MLPS, K, n, rule)
         oracle = best_of(records, ORACLES, K, n, rule)
-        (m, s, r), (g, gs, _), (o, os_, _) = (_mean_std(records, x, K, n, rule) for x in (best, "rfm", oracle))
-        mean = {x: _mean_std(records, x, K, n, rule)[0] for x in ("mlp-reglu", "mlp-relu", "mlp-swiglu", "mlp-gelu")}
+        (m, s, r), (g, gs, _), (o, os_, _) = (_mean_std(records, x, K, n, rule) for x in (best, RFM, oracle))
+        mean = {x: _mean_std(records, x, K, n, rule)[0] for x in (MLP_REGLU, MLP_RELU, MLP_SWIGLU, MLP_GELU)}
         rows.append({"K": K, "runs": r, "best MLP": best or "-", "best MLP mean": m, "best MLP std": s,
                      "global RFM mean": g, "global RFM std": gs, "better oracle": oracle or "-",
                      "oracle mean": o, "oracle std": os_, "best MLP / global RFM": m / g, "best MLP / oracle": m / o,
-                     "ReGLU / ReLU": mean["mlp-reglu"] / mean["mlp-relu"],
-                     "SwiGLU / GELU": mean["mlp-swiglu"] / mean["mlp-gelu"]})
+                     "ReGLU / ReLU": mean[MLP_REGLU] / mean[MLP_RELU],
+                     "SwiGLU / GELU": mean[MLP_SWIGLU] / mean[MLP_GELU]})
     return pd.DataFrame(rows).set_index("K")
 
 
@@ -187,10 +193,10 @@ def stopping_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 # --- the page: the live figures' tables and the recorded long run ------------------------------
 
 #: the methods of Figures 2 and 6, networks first (the page's two curve tables)
-NETWORK_COLUMNS = MLPS + ("bayes",)
-KERNEL_COLUMNS = ("laplace", "rfm", "oracle-laplace", "oracle-rfm", "bayes")
+NETWORK_COLUMNS = MLPS + (BAYES,)
+KERNEL_COLUMNS = (LAPLACE, RFM, ORACLE_LAPLACE, ORACLE_RFM, BAYES)
 #: the methods every K of a training size needs before the long run's findings are judged there
-_NEEDED = ("mlp-relu", "mlp-reglu", "rfm", "oracle-rfm")
+_NEEDED = (MLP_RELU, MLP_REGLU, RFM, ORACLE_RFM)
 
 
 def curve_frames(records: Mapping, metric: str = "test_mse") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -222,7 +228,7 @@ def recorded_runs_note(records: Mapping, profile: Profile) -> str:
     """How much of the long run is recorded, and which runs have all six cells of the networks and
     global RFM at K = 2, 10 and 50, per training size."""
     jobs = set(sweep("fig2", profile) + sweep("fig6", profile))
-    runs_at = Counter((j.n, j.run) for j in records if j.K in (2, 10, 50) and j.method in ("mlp-relu", "rfm"))
+    runs_at = Counter((j.n, j.run) for j in records if j.K in (2, 10, 50) and j.method in (MLP_RELU, RFM))
     complete = {n: sorted(r for (m, r), c in runs_at.items() if m == n and c == 6) for n in profile.sample_efficiency.ns}
     return (f"recorded: {len(records)} of {len(jobs)} cells of Figures 2 and 6 at profile {profile.name}\n"
             f"runs with the networks and global RFM at K = 2, 10, 50, per n: {complete}")
@@ -282,7 +288,26 @@ def rate_at_stop(records: Mapping, sizes) -> tuple[dict[str, str], pd.DataFrame]
 def oracle_solves_numbers(solves: pd.DataFrame, regime: list, K: int = 10, n: int = 200_000) -> dict[str, Any]:
     """At (K, n) of the regime map: how many of the RFM oracle's EigenPro solves missed their
     target, of how many, and the oracle's test MSE at iterations 0-3 (run means)."""
-    local = solves[(solves["method"] == "oracle-rfm") & (solves["K"] == K) & (solves["n"] == n)]
+    local = solves[(solves["method"] == ORACLE_RFM) & (solves["K"] == K) & (solves["n"] == n)]
     cell = [c for c in regime if c.K == K and c.n == n]
     return {"oracle200_unconverged": int((~local["reached the target"]).sum()), "oracle200_solves": len(local),
             "oracle200_its": " / ".join(f"{v:.2g}" for v in cell[0].oracle_rfm_iterations) if cell else "not recorded"}
+
+
+register_figure(Figure("fig2", "Figure 2: sample efficiency as K grows (Section 3.2)",
+                       (MLP_RELU, MLP_REGLU, LAPLACE, RFM, ORACLE_LAPLACE, ORACLE_RFM, BAYES), "sample_efficiency"))
+register_figure(Figure("fig6", "Figure 6: all four activations (Appendix A.2)", MLPS + (BAYES,), "sample_efficiency"))
+
+
+def page_cost(P: Profile, device: DeviceModel, activations=("relu", "gelu", "reglu", "swiglu")) -> dict[str, float]:
+    """Page 04's heavy work (:mod:`~..estimate`): every network cell of an activation in one
+    stack, charged to the update cap (an upper bound), the global kernels and the oracles."""
+    s = P.sample_efficiency
+    cells = len(s.Ks) * len(s.ns) * s.runs
+    nets = sum(s.max_steps * mlp_update_seconds(s.width, s.batch, MIXED_LINK_D, a, device, cells) for a in activations)
+    kernels = sum(kernel_fit_seconds(m, n, device) for m in ("rfm", "laplace") for n in s.ns) * len(s.Ks) * s.runs
+    oracles = sum(kernel_fit_seconds(m, n, device, K) for m in ("rfm", "laplace") for n in s.ns for K in s.Ks) * s.runs
+    return {"networks (at the update cap)": nets, "global kernels": kernels, "oracles": oracles}
+
+
+register_cost("04_sample_efficiency", page_cost)

@@ -30,6 +30,8 @@ from ...profiles import Profile, SpecializationSizes
 from ...specialization import PAPER_FIGURE1, alignment, dominance, plot_neuron_weights, specialization_table, top_aligned
 from ...train import LR_A1, STEP_REVISION, TrainData, a1_config, mse, train
 from ..verdicts import Part, against_note
+from ..estimate import DeviceModel, mlp_update_seconds
+from ..registry import register_cost
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -477,3 +479,20 @@ def paper_profile_text(runs: dict[str, Figure1Run], sizes: SpecializationSizes) 
     est = paper_profile_estimate({a: r.steps_per_second * r.n_stacked for a, r in runs.items()}, sizes.width, sizes.batch)
     return (f"paper profile (width 2048, batch 2048, 6 x 40 000 ReLU + 3 x 20 000 steps)\n"
             f"on this machine: about {est['total']:.2g} h")
+
+
+def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
+    """Page 03's heavy work (:mod:`~..estimate`): one stack per activation (its learning rates x
+    seeds train together) for Figure 1, and the ablations' networks."""
+    s = P.specialization
+    d = figure1_model().d
+    steps = {"relu": s.max_steps_relu, "gelu": s.max_steps_other, "reglu": s.max_steps_other, "swiglu": s.max_steps_other}
+    rates = {a: (len(s.relu_lr_grid) if a == "relu" else 1) for a in steps}
+    main = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a] * len(s.seeds)) for a in steps)
+    ablation = sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a])
+                   for a in s.ablation_activations for _ in s.lazy_output_scales)
+    ablation += sum(steps[a] * mlp_update_seconds(s.width, s.batch, d, a, device, rates[a]) for a in s.small_init_activations)
+    return {"networks (Figure 1)": main, "networks (ablations)": ablation}
+
+
+register_cost("03_specialization", page_cost)
