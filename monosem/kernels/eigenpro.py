@@ -38,7 +38,8 @@ import torch
 from ..checks import check_int
 from ..device import torch_generator
 from .laplace import KernelOperator, laplace_kernel
-from .solvers import TARGET_TRAIN_MSE, SolveInfo
+from ..data import LABEL_NOISE_VARIANCE
+from .solvers import SolveInfo
 
 __all__ = ["DIVERGENCE_FACTOR", "EigenProConfig", "solve_eigenpro", "nystrom_preconditioner"]
 
@@ -141,7 +142,7 @@ def solve_eigenpro(
     op: KernelOperator,
     y: torch.Tensor,
     *,
-    target_mse: float = TARGET_TRAIN_MSE,
+    target_mse: float = LABEL_NOISE_VARIANCE,
     max_iter: int = 100,
     config: EigenProConfig = EigenProConfig(),
     seed: int = 0,

@@ -20,7 +20,8 @@ from .bandwidth import resolve_bandwidth
 from .eigenpro import EigenProConfig, solve_eigenpro
 from .inputs import as_groups, as_matrix, as_vector, check_metric, check_positive, to_numpy
 from .laplace import KernelOperator, default_block_bytes, kernel_blocks, kernel_matvec, memory_budget, metric_sqrt, transform
-from .solvers import EXACT_PRECISIONS, TARGET_TRAIN_MSE, solve_cg, solve_exact
+from ..data import LABEL_NOISE_VARIANCE
+from .solvers import EXACT_PRECISIONS, solve_cg, solve_exact
 
 __all__ = ["LaplaceKernelRegressor", "SOLVERS", "EXACT_MAX_N"]
 
@@ -81,7 +82,7 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         solver: str = "auto",
         *,
         exact_precision: str = "mixed",
-        target_mse: float = TARGET_TRAIN_MSE,
+        target_mse: float = LABEL_NOISE_VARIANCE,
         max_iter: int = 200,
         exact_max_n: int = EXACT_MAX_N,
         eigenpro: EigenProConfig | None = None,

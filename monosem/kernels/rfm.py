@@ -22,7 +22,7 @@ from ..checks import check_int
 from .agop import AGOP_MAX_SAMPLES, NORMALIZATIONS, normalize_metric
 from .inputs import as_matrix, as_vector, to_numpy
 from .regressor import EXACT_MAX_N, LaplaceKernelRegressor
-from .solvers import TARGET_TRAIN_MSE
+from ..data import LABEL_NOISE_VARIANCE
 
 __all__ = ["RFMRegressor"]
 
@@ -61,7 +61,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         centered: bool = False,
         initial_metric=None,
         exact_precision: str = "mixed",
-        target_mse: float = TARGET_TRAIN_MSE,
+        target_mse: float = LABEL_NOISE_VARIANCE,
         max_iter: int = 200,
         exact_max_n: int = EXACT_MAX_N,
         eigenpro=None,

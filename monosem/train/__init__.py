@@ -4,7 +4,6 @@
 from .loop import (
     A2_FINAL_LR_RATIO,
     A2_MIN_REL_IMPROVEMENT,
-    A2_TARGET_MSE,
     LR_A1,
     LR_A1_RELU_GRID,
     LR_A2,
@@ -25,7 +24,6 @@ from .step import STEP_REVISION, STEP_REVISIONS
 __all__ = [
     "A2_FINAL_LR_RATIO",
     "A2_MIN_REL_IMPROVEMENT",
-    "A2_TARGET_MSE",
     "LR_A1",
     "LR_A1_RELU_GRID",
     "LR_A2",

@@ -62,7 +62,6 @@ from .step import STEP_REVISION, STEP_REVISIONS, StepWorkspace, autograd_loss_an
 __all__ = [
     "A2_FINAL_LR_RATIO",
     "A2_MIN_REL_IMPROVEMENT",
-    "A2_TARGET_MSE",
     "LR_A1",
     "LR_A1_RELU_GRID",
     "LR_A2",
@@ -87,8 +86,6 @@ LR_A1_RELU_GRID = (0.004, 0.008, 0.012, 0.016, 0.024, 0.032)
 LR_A2 = {"relu": 1e-2, "gelu": 3e-2, "reglu": 3e-3, "swiglu": 1e-2}
 #: Appendix A.2: the schedules end at 1/100 of the initial rate (10^-2 -> 10^-4, ...).
 A2_FINAL_LR_RATIO = 0.01
-#: Appendix A.2: stop at a training MSE of 4e-4, "which equals the label-noise variance".
-A2_TARGET_MSE = LABEL_NOISE_VARIANCE
 #: Appendix A.2: the plateau rule's relative training-MSE improvement.
 A2_MIN_REL_IMPROVEMENT = 5e-4
 
@@ -186,7 +183,8 @@ def a2_config(
     batch: int = 4096,
     eval_every: int = 500,
     patience_evals: int = 60,
-    target_mse: float = A2_TARGET_MSE,
+    # Appendix A.2: stop at a training MSE of 4e-4, "which equals the label-noise variance"
+    target_mse: float = LABEL_NOISE_VARIANCE,
     lr: float | None = None,
     final_lr_ratio: float = A2_FINAL_LR_RATIO,
     min_rel_improvement: float = A2_MIN_REL_IMPROVEMENT,
