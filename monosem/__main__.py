@@ -340,7 +340,7 @@ def _readings(args: argparse.Namespace) -> int:
     per reading (computed, or read from the cache; ``--record`` ships them)."""
     from .experiments.questions.figure1_cells import compute_reading, reading_jobs
     from .experiments.questions.figure1_readings import ablation_frame, ablation_summary
-    from .experiments.questions.specialization import READINGS, STUDY_READINGS
+    from .experiments.questions.figure1 import READINGS, STUDY_READINGS
     from .experiments.recorded import record_cells
     from .experiments.runner import run_jobs
 
@@ -401,7 +401,7 @@ def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool
 
 def _status(args: argparse.Namespace) -> int:
     """``monosem status``: cached, missing and recorded cells per method."""
-    from .experiments.cells import width_of
+    from .experiments.specs import width_of
     from .experiments.recorded import load_recorded_cells
     from .experiments.sweeps import figure_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monosem.experiments.cache import Job
-from monosem.experiments.cells import DataSpec
+from monosem.experiments.specs import DataSpec
 
 
 @dataclass(frozen=True)

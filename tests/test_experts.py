@@ -14,10 +14,10 @@ import torch  # noqa: E402
 
 from monosem.experiments.questions import experts  # noqa: E402
 from monosem.experiments.cache import Job, ResultCache  # noqa: E402
-from monosem.experiments.cells import DataSpec  # noqa: E402
+from monosem.experiments.specs import DataSpec  # noqa: E402
 from monosem.experiments.estimate import page_seconds  # noqa: E402
 from monosem.experiments.figures import plot_figure, run_figure  # noqa: E402
-from monosem.experiments.cells import MIXED_LINK_D  # noqa: E402
+from monosem.experiments.specs import MIXED_LINK_D  # noqa: E402
 from monosem.experiments.families.mixtures import load_moe, moe_dense_widths, moe_expert_width, trained_moe  # noqa: E402
 from monosem.experiments.sweeps import method_spec, sweep  # noqa: E402
 from monosem.models import forward_flops, parameter_count  # noqa: E402

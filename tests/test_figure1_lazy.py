@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from monosem.experiments.questions import figure1_lazy as lazy
-from monosem.experiments.questions import specialization as fig1
+from monosem.experiments.questions import figure1 as fig1
 from monosem.models import MLP
 from monosem.profiles import get_profile
 

@@ -222,7 +222,7 @@ def test_the_study_readings_are_the_recorded_studys_best():
     """STUDY_READINGS (what the paper profile is run for) names what the recorded study ranks best:
     the most cosine cells within 10 points, and the smallest mean distance."""
     from monosem.experiments.questions.figure1_study_page import paper_distance, ranking
-    from monosem.experiments.questions.specialization import STUDY_READINGS
+    from monosem.experiments.questions.figure1 import STUDY_READINGS
 
     rec = f1s.recorded_study()
     assert rec is not None and len(rec["results"]["cells"]) >= 48

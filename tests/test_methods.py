@@ -49,7 +49,7 @@ def test_one_home_for_the_noise_level():
     import inspect
 
     from monosem.data import LABEL_NOISE_VARIANCE
-    from monosem.experiments.cells import NetworkSpec, SolverSpec
+    from monosem.experiments.specs import NetworkSpec, SolverSpec
     from monosem.experiments.sweeps import figure_of
     from monosem.kernels import LaplaceKernelRegressor
     from monosem.train import a2_config

@@ -10,7 +10,7 @@ from monosem.experiments.cache import ResultCache
 from monosem.experiments.figures import run_figure
 from monosem.experiments.families.gated import source_job
 from monosem.experiments.methods import dataset
-from monosem.experiments.cells import PAPER_GAMMA
+from monosem.experiments.specs import PAPER_GAMMA
 from monosem.experiments.sweeps import sweep
 
 

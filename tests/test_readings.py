@@ -6,7 +6,7 @@ import pytest
 
 from monosem.__main__ import main
 from monosem.experiments.questions import figure1_readings as readings
-from monosem.experiments.questions import specialization as fig1
+from monosem.experiments.questions import figure1 as fig1
 from monosem.profiles import get_profile
 from monosem.specialization import PAPER_FIGURE1
 

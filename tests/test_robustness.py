@@ -75,7 +75,7 @@ def test_killed_run_leaves_no_pool_workers(tmp_path):
     script = textwrap.dedent(f"""
         import time
         from monosem.experiments.cache import Job, ResultCache
-        from monosem.experiments.cells import DataSpec
+        from monosem.experiments.specs import DataSpec
         from monosem.experiments.runner import run_jobs
 
         def slow(job, cache=None):

@@ -7,7 +7,7 @@ import torch
 
 from monosem.experiments import methods
 from monosem.experiments.cache import Job
-from monosem.experiments.cells import DataSpec
+from monosem.experiments.specs import DataSpec
 from monosem.experiments.sweeps import sweep
 from monosem.train import step_memory_bytes
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 from monosem.experiments.cache import ResultCache
-from monosem.experiments.cells import DataSpec, SolverSpec, width_of
+from monosem.experiments.specs import DataSpec, SolverSpec, width_of
 from monosem.experiments.sweeps import figure_of, sweep
 
 

@@ -238,7 +238,7 @@ def test_readout_lr_scale_multiplies_only_the_readout_rate(small_data):
 
 def test_a_resumed_cell_records_the_time_of_every_sitting(tmp_path):
     from monosem.experiments.cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
-    from monosem.experiments.cells import DataSpec
+    from monosem.experiments.specs import DataSpec
 
     cache = ResultCache(tmp_path)
     job = Job("mlp-relu", DataSpec(2, 100, 0, 8))

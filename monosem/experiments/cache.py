@@ -1,8 +1,8 @@
 """Jobs and their on-disk result cache.
 
 A sweep is a list of :class:`Job` s, one per cell of a figure's grid (K x n x run x method). A job
-is its method, its data (a frozen data spec, :func:`~monosem.experiments.cells.data_config`) and its method's typed spec
-(:mod:`.cells`); it is keyed by a hash of these serialized whole, so changing any field (a profile
+is its method, its data (a frozen data spec, :func:`~monosem.experiments.specs.data_config`) and its method's typed spec
+(:mod:`.specs`); it is keyed by a hash of these serialized whole, so changing any field (a profile
 size, a learning rate, the package's cache version) gives a new key and never reuses a stale
 result. The figure and profile a job was declared for are not part of its key: the same MLP cell of
 Figures 2, 4 and 6 is one job, computed once.
@@ -36,14 +36,14 @@ from typing import Any, Iterable
 from filelock import FileLock
 
 from ..atomic import atomic_write_json, quarantine
-from .cells import data_config, spec_config
+from .specs import data_config, spec_config
 from .legacy import legacy_config
 
 __all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "ERROR_METRICS", "Job", "ResultCache", "check_record",
            "config_without_version", "default_cache_dir", "atomic_write_json", "job_key"]
 
 #: Bump when a change to the code makes old cached results wrong. 3: the key is the cell's typed
-#: specs serialized whole (:mod:`.cells`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
+#: specs serialized whole (:mod:`.specs`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
 CACHE_VERSION = 3
 #: metric names by which a computation resumed from a checkpoint reports the wall and CPU time of
 #: its earlier sittings; :meth:`ResultCache.save` adds them to the cell's timing
@@ -108,10 +108,10 @@ def job_key(config: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Job:
     """One cell of a sweep: ``method`` on the data ``data`` with the method's settings ``spec``
-    (a frozen dataclass of :mod:`.cells` or a registered method's own; ``None`` for a method that
-    reads only the data). ``data`` is a :class:`~.cells.DataSpec` (the mixed-link model of
+    (a frozen dataclass of :mod:`.specs` or a registered method's own; ``None`` for a method that
+    reads only the data). ``data`` is a :class:`~.specs.DataSpec` (the mixed-link model of
     Section 3) or a question's own data spec: a frozen dataclass with the fields ``K``, ``n`` and
-    ``run`` (:func:`~.cells.data_config`). ``profile`` only says which profile declared the job: it
+    ``run`` (:func:`~.specs.data_config`). ``profile`` only says which profile declared the job: it
     is not part of the key, so the same cell declared by two profiles (or by the regime map and a
     profile) is computed once."""
 

@@ -53,7 +53,7 @@ import pandas as pd
 
 from ..profiles import Profile, get_profile
 from .cache import Job
-from .cells import NetworkSpec
+from .specs import NetworkSpec
 from . import registry
 from .results import thousands
 from .sweeps import figure_of, sweep

@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from ..checks import check_choice
-from .cells import network_of, width_of
+from .specs import network_of, width_of
 from .registry import ROWS
 
 __all__ = ["COLUMNS", "export_rows", "columns_of", "write_rows"]

@@ -93,10 +93,10 @@ def plot_figure(
     if figure_of(figure).jobs is not None:  # a question's own cells: not curves of test MSE against n
         raise ValueError(f"{figure} has no figure of its own here: its page draws it; its numbers: "
                          f"python -m monosem export {figure} --profile {P.name}")
-    cells = aggregate(records, metric, rule=rule)
+    points = aggregate(records, metric, rule=rule)
     grid = figure_of(figure).grid(P)
     # one panel per K that has at least one cell (a partial cache draws what it has)
-    Ks = [K for K in (Ks or grid.Ks) if any(c.K == K for c in cells)]
+    Ks = [K for K in (Ks or grid.Ks) if any(c.K == K for c in points)]
     if not Ks:
         raise ValueError(f"no results of {figure} at profile {P.name!r} to draw: "
                          f"run `python -m monosem run {figure} --profile {P.name}` first")
@@ -111,20 +111,20 @@ def plot_figure(
                 # on the log axes: the geometric mean, banded ×/÷ the geometric std (the mean where a
                 # value is not positive, which a log axis cannot draw anyway)
                 pts = sorted((c.n, c.gmean if c.gmean == c.gmean else c.mean, c.gstd)
-                             for c in cells if c.method == method and c.K == K)
+                             for c in points if c.method == method and c.K == K)
                 if pts:
                     curves[method] = tuple(zip(*pts))
             styles = {m: method_of(m).style for m in curves}
             plots.efficiency_panel(ax, curves, styles, title=f"K = {K}", noise=figure_of(figure).floor)
             # a network some of whose runs stopped at A.2's update cap: under-trained, ringed
-            for c in cells:
+            for c in points:
                 if c.K == K and c.capped and c.method in curves:
                     ax.plot([c.n], [c.gmean if c.gmean == c.gmean else c.mean], ls="none", marker="o", ms=10, mfc="none",
                             mec="0.15", mew=1.0, label=CAPPED_LABEL)
         for ax in list(axes.flat)[len(Ks):]:
             ax.set_visible(False)
         runs = {}  # the number of runs behind each method's curves (the legend says it)
-        for c in cells:
+        for c in points:
             runs.setdefault(c.method, set()).add(c.runs)
         legend = {}
         for ax in axes.flat:  # every method that appears in any panel, once

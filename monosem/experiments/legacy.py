@@ -14,7 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
-from .cells import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
+from .specs import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
 
 __all__ = ["LEGACY_CACHE_VERSION", "NAMED_RECORDS", "legacy_config", "named_records", "cell_of_named_record"]
 

@@ -27,7 +27,7 @@ from ..models import MLP
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, step_memory_bytes
 from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache, job_key
-from .cells import MixtureSpec
+from .specs import MixtureSpec
 from .legacy import legacy_config
 from .registry import method_of
 

@@ -37,7 +37,7 @@ import torch
 from ..atomic import atomic_write_json
 from .cache import Job, ResultCache, _versions, config_without_version, job_key
 from .legacy import cell_of_named_record, legacy_config, named_records
-from .cells import width_of
+from .specs import width_of
 
 __all__ = [
     "recorded_path",

@@ -12,13 +12,13 @@ import pandas as pd
 from .cache import Job
 from .verdicts import RFM_RULES, scored, scored_iteration
 
-__all__ = ["Cell", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
+__all__ = ["Point", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
            "unreached_numbers", "unreached_solves", "verdict", "with_spread"]
 
 
 @dataclass(frozen=True)
-class Cell:
-    """One point of a curve: ``method`` at ``(K, n)``, over ``runs`` runs; ``capped`` of them
+class Point:
+    """One point of a curve: the cells of ``method`` at ``(K, n)``, pooled over ``runs`` runs; ``capped`` of them
     (networks) stopped at the update cap, under-trained by Appendix A.2's own rule."""
 
     method: str
@@ -35,7 +35,7 @@ class Cell:
     gstd: float = 1.0
 
 
-def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "best") -> list[Cell]:
+def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "best") -> list[Point]:
     """Mean, empirical standard deviation (ddof=1 when there are >= 2 runs, as the paper's shaded
     bands) and median of ``metric`` over runs, per (method, K, n); the test MSE of every RFM
     variant scored by ``rule`` (:func:`~.verdicts.scored`)."""
@@ -46,20 +46,20 @@ def aggregate(records: dict[Job, dict], metric: str = "test_mse", rule: str = "b
         if value is not None:
             groups[(job.method, job.K, job.n)].append(float(value))
             capped[(job.method, job.K, job.n)] += rec["metrics"].get("stop_reason") == "cap"
-    cells = []
+    points = []
     for (method, K, n), vals in sorted(groups.items()):
         v = np.asarray(vals)
         logs = np.log(v) if np.all(v > 0) else None
         gmean = float(np.exp(logs.mean())) if logs is not None else float("nan")
         gstd = float(np.exp(logs.std(ddof=1))) if logs is not None and len(v) > 1 else 1.0
-        cells.append(Cell(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v)),
+        points.append(Point(method, K, n, len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, float(np.median(v)),
                           gmean=gmean, gstd=gstd, capped=capped[(method, K, n)]))
-    return cells
+    return points
 
 
-def lookup(cells: Iterable[Cell], method: str, K: int, n: int) -> Cell | None:
-    """The cell of ``method`` at ``(K, n)``, or ``None``."""
-    return next((c for c in cells if c.method == method and c.K == K and c.n == n), None)
+def lookup(points: Iterable[Point], method: str, K: int, n: int) -> Point | None:
+    """The point of ``method`` at ``(K, n)``, or ``None``."""
+    return next((c for c in points if c.method == method and c.K == K and c.n == n), None)
 
 
 def verdict(ok: bool | None) -> str:
@@ -73,11 +73,11 @@ def curve_table(records: dict[Job, dict], methods: Iterable[str] | None = None, 
     ``metric`` over runs (std empty for one run, and left out when no cell has more), for a
     network the runs that stopped at the update cap (left out when none did), and the number of
     runs; every RFM variant scored by ``rule``."""
-    cells = aggregate(records, metric, rule)
-    methods = list(methods) if methods is not None else sorted({c.method for c in cells})
-    by = {(c.method, c.K, c.n): c for c in cells}
+    points = aggregate(records, metric, rule)
+    methods = list(methods) if methods is not None else sorted({c.method for c in points})
+    by = {(c.method, c.K, c.n): c for c in points}
     rows = {}
-    for K, n in sorted({(c.K, c.n) for c in cells if c.method in methods}):
+    for K, n in sorted({(c.K, c.n) for c in points if c.method in methods}):
         row = {}
         for m in methods:
             c = by.get((m, K, n))

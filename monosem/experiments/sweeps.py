@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from ..device import default_dtype
 from ..profiles import Profile, SampleEfficiencySizes, get_profile
 from .cache import Job
-from .cells import DataSpec, GatedSpec, KernelSpec, NetworkSpec, SolverSpec
+from .specs import DataSpec, GatedSpec, KernelSpec, NetworkSpec, SolverSpec
 from .registry import discover, method_of
 
 __all__ = ["FIGURES", "Figure", "register_figure", "extend_figure", "figure_of", "sweep", "method_spec", "with_solver",
@@ -37,7 +37,7 @@ class Figure:
     #: the figure's jobs at a profile, for a figure whose cells are not the mixed-link grid
     #: K x n x run x method (a question's own data and specs); ``None``: built from the grid
     jobs: Callable[[Profile], list[Job]] | None = None
-    #: the data-model settings the grid sweeps besides K and n (:class:`~.cells.DataSpec` fields,
+    #: the data-model settings the grid sweeps besides K and n (:class:`~.specs.DataSpec` fields,
     #: e.g. the separation gamma): ``variants(grid) -> [{field: value}]``; ``None``: the paper's
     variants: Callable[[Any], list[dict]] | None = None
     #: the horizontal line drawn in every panel (e.g. the label-noise variance), ``None``: none

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from ...gating import MLPGatedRegressor
 from ...profiles import Profile, SampleEfficiencySizes
 from ..cache import Job, ResultCache
-from ..cells import GatedSpec
+from ..specs import GatedSpec
 from ..methods import by_iteration, dataset, local_solves, metrics
 from ..registry import Method, register_method
 from .kernels import kernel_spec

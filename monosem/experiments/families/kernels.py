@@ -14,7 +14,7 @@ import torch
 from ...kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from ...profiles import Profile, SampleEfficiencySizes
 from ..cache import Job, ResultCache
-from ..cells import DataSpec, KernelSpec, SolverSpec
+from ..specs import DataSpec, KernelSpec, SolverSpec
 from ..methods import by_iteration, cluster_args, dataset, local_solves, metrics, rfm_solves, solve_summary
 from ..registry import register_method
 

@@ -19,7 +19,7 @@ from ...models import ACTIVATIONS, MoE, MoEStack, matched_dense_width, parameter
 from ...profiles import MoESizes, Profile, SampleEfficiencySizes, get_profile
 from ...train import train
 from ..cache import Job, ResultCache
-from ..cells import MIXED_LINK_D, MixtureSpec
+from ..specs import MIXED_LINK_D, MixtureSpec
 from ..methods import load_network, metrics, save_network, stack_inputs, training_metrics
 from ..registry import register_method
 from .networks import network_spec

@@ -14,7 +14,7 @@ from ...models import ACTIVATIONS, MLP, MLPStack
 from ...profiles import Profile, SampleEfficiencySizes
 from ...train import A2_FINAL_LR_RATIO, A2_MIN_REL_IMPROVEMENT, LR_A2, train
 from ..cache import Job, ResultCache
-from ..cells import MIXED_LINK_D, NetworkSpec
+from ..specs import MIXED_LINK_D, NetworkSpec
 from ..methods import cluster_args, dataset, load_network, metrics, save_network, specialization, stack_inputs, training_metrics
 from ..registry import register_method
 

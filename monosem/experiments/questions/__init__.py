@@ -5,7 +5,7 @@
 module                   question (page)
 ======================== ==================================================================
 ``feature_learning``     RFM's gain over the Laplace kernel as K grows (01)
-``specialization``       Figure 1: specialized first-layer neurons (03)
+``figure1``              Figure 1: specialized first-layer neurons (03)
 ``figure1_lazy``         Figure 1 in the lazy regime and from a small initialization (03)
 ``figure1_readings``     Figure 1 under readings of the initialization, at the paper's scale (03)
 ``figure1_cells``        Figure 1 under one reading, as a cell of the result store (03)

@@ -25,7 +25,7 @@ from ...checks import check_int
 from ...profiles import Profile
 from ...train import TrainConfig
 from ..cache import Job, ResultCache
-from ..cells import NetworkSpec
+from ..specs import NetworkSpec
 from ..families.networks import train_mlps
 from ..recorded import load_recorded_cells
 from ..registry import register_method, register_rows

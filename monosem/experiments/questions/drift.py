@@ -31,7 +31,7 @@ from ..runner import run_jobs
 from ..sweeps import Figure, register_figure
 from ._tables import frame
 from .overlap import PREMISE_SHARE
-from .specialization import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
+from .figure1 import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
 from ..estimate import DeviceModel, mlp_update_seconds
 
 __all__ = ["DriftData", "Phase1Data", "DriftSpec", "drift_spec", "drift_jobs", "compute_drift", "drift_runs", "drift_export_rows",
@@ -244,7 +244,7 @@ def drift_runs(profile: str | Profile, angles: Sequence[float] = DRIFT_ANGLES, *
 
     On :func:`~monosem.data.figure1_model` (the model of Figure 1, whose neurons specialize
     strongly) a ``activation`` network of the profile's Figure 1 sizes is trained as Appendix A.1
-    (the reading :data:`~monosem.experiments.questions.specialization.FIGURE1_READING`, the A.1 rate, the
+    (the reading :data:`~monosem.experiments.questions.figure1.FIGURE1_READING`, the A.1 rate, the
     validation-selected checkpoint, ``max_steps_relu`` updates for ReLU): phase 1 on the original
     directions; then, for every angle, phase 2 continues the *same* network (a fresh Adam state
     and schedule: a new run started from the phase-1 weights, our choice) on

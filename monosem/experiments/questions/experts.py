@@ -19,7 +19,7 @@ from ...data import LABEL_NOISE_VARIANCE
 from ...models import forward_flops, matched_dense_width, parameter_count
 from ...profiles import Profile, get_profile
 from ..cache import Job
-from ..cells import MIXED_LINK_D
+from ..specs import MIXED_LINK_D
 from ..estimate import DeviceModel, mlp_update_seconds, moe_update_seconds
 from ..families.mixtures import MIXTURES, MOE_MATCHES, MOE_RELU, moe_dense_widths, moe_expert_width, moe_sizes
 from ..families.networks import MLP_REGLU, MLP_RELU, NETWORKS, network_method

@@ -32,7 +32,7 @@ from ..recorded import load_recorded_cells
 from ..registry import register_method, register_rows
 from ..sweeps import Figure, register_figure
 from .figure1_readings import ablation_scores, reading_ablation
-from .specialization import FIGURE1_READING, READINGS, STUDY_READINGS, Reading, branch_means
+from .figure1 import FIGURE1_READING, READINGS, STUDY_READINGS, Reading, branch_means
 
 __all__ = ["METHOD", "Figure1Data", "ReadingSpec", "reading_job", "reading_jobs", "compute_reading", "recorded_readings",
            "study_paper_records", "width_check", "reading_rows"]

@@ -23,7 +23,7 @@ from ...data import figure1_model
 from ...models import MLP, init_parameters
 from ...profiles import SpecializationSizes
 from ...specialization import specialization_table
-from .specialization import READINGS, Figure1Run, train_figure1
+from .figure1 import READINGS, Figure1Run, train_figure1
 
 __all__ = ["relative_movement", "ScaledRun", "ablation_references", "lazy_ablation", "lazy_ablation_frame", "small_init_runs",
            "small_init_frame", "regime_numbers"]

@@ -25,7 +25,7 @@ from ...profiles import Profile, SpecializationSizes, get_profile
 from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
 from ...train import STEP_REVISION
 from .figure1_lazy import ScaledRun, regime_numbers
-from .specialization import (BRANCH_NAMES, FIGURE1_READING, READINGS, REPRODUCE_PP, Figure1Run, Reading,
+from .figure1 import (BRANCH_NAMES, FIGURE1_READING, READINGS, REPRODUCE_PP, Figure1Run, Reading,
                              branch_means, figure1_claims, figure1_data, live_numbers, minus_paper, neuron_panels, table_row, table_rows,
                              train_figure1)
 

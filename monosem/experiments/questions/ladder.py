@@ -39,7 +39,7 @@ from ...checks import check_choice, check_int
 from ...profiles import Profile, get_profile
 from ...train.step import FASTEST_STEP_REVISION
 from ..cache import Job, ResultCache
-from ..cells import DataSpec, KernelSpec, NetworkSpec
+from ..specs import DataSpec, KernelSpec, NetworkSpec
 from ..families.kernels import fit_oracle
 from ..families.networks import trained_mlp
 from ..methods import dataset, per_cluster_mse, specialization

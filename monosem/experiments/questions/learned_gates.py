@@ -30,7 +30,7 @@ from ..families.networks import MLP_RELU
 from ...data import LABEL_NOISE_VARIANCE
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..registry import register_cost
-from ..cells import MIXED_LINK_D
+from ..specs import MIXED_LINK_D
 
 __all__ = ["CLAIM", "ORACLE_CLAIM", "PAPER_KS", "EXTRA_K", "main_Ks", "oracle_comparisons", "gates_comparisons", "gates_status", "gates_table", "metric_updates", "claims", "FIGURE4_GLOBAL",
            "FIGURE4_LOCAL", "updates_help", "curve_frames", "recorded_long", "tables_by_size", "rules_frame", "long_numbers",

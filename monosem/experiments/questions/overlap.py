@@ -29,7 +29,7 @@ from ..families.bayes import BAYES
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..sweeps import Figure, register_figure
 from ..registry import register_cost
-from ..cells import MIXED_LINK_D, PAPER_GAMMA
+from ..specs import MIXED_LINK_D, PAPER_GAMMA
 
 __all__ = ["PAPER_MIN_SHARE", "PREMISE_DIVISOR", "PREMISE_SHARE", "PAPER_GAMMA", "premise", "overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 

@@ -26,7 +26,7 @@ from ...profiles import Profile
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..sweeps import Figure, register_figure
 from ..registry import register_cost
-from ..cells import MIXED_LINK_D
+from ..specs import MIXED_LINK_D
 
 __all__ = ["RARE_CLUSTERS", "premise", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..verdicts import scored
-from ..cells import width_of
+from ..specs import width_of
 from ..estimate import core_seconds
 from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
 from ..families.networks import MLP_REGLU, MLP_RELU

@@ -19,7 +19,7 @@ from matplotlib.ticker import NullLocator
 from ._tables import fmt, frame
 from ..cache import Job
 from ...profiles import Profile
-from ..cells import MIXED_LINK_D
+from ..specs import MIXED_LINK_D
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..families.gated import GATED_LAPLACE, GATED_RFM, register_gated
 from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM

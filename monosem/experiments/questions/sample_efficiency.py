@@ -34,7 +34,7 @@ from ..families.networks import MLP_GELU, MLP_REGLU, MLP_RELU, MLP_SWIGLU
 from ..families.bayes import BAYES
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..registry import register_cost
-from ..cells import MIXED_LINK_D
+from ..specs import MIXED_LINK_D
 
 __all__ = ["MLPS", "FIGURE2_MLPS", "ORACLES", "CLAIMS", "Findings", "findings", "findings_table", "claims", "stopping_summary", "stopping_frame",
            "NETWORK_COLUMNS", "KERNEL_COLUMNS", "curve_frames", "stopping_note",

@@ -1,4 +1,5 @@
-"""What a cell of a sweep is, typed: its data, its network or estimator, its training or solver.
+"""The typed settings of a cell of a sweep (a :class:`~.cache.Job`): its data, its network or
+estimator, its training or solver.
 
 A :class:`~monosem.experiments.cache.Job` is a method, a :class:`DataSpec` and the method's spec
 (:class:`NetworkSpec`, :class:`MixtureSpec`, :class:`KernelSpec`, :class:`GatedSpec`, a registered
