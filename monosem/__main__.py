@@ -292,16 +292,6 @@ def _emit(args: argparse.Namespace, text: str, what: str) -> int:
     return 0
 
 
-#: page 09's figures, drawn from their rows: figure -> its module of :mod:`.experiments`, and from
-#: the module and the cache: (rows from records, plot, panels: a count, or a function of the rows)
-_BEYOND_PLOTS = {
-    "overlap": ("overlap", lambda mod, cache: (lambda records: mod.overlap_rows(records, cache=cache), mod.plot_overlap, 2)),
-    # one panel per Zipf exponent above 0 (the s = 0 cells are the reference)
-    "zipf": ("rare_regimes", lambda mod, cache: (mod.zipf_rows, mod.plot_zipf, lambda rows: sum(r["s"] > 0 for r in rows))),
-    "swaps": ("routing_or_features", lambda mod, cache: (mod.swap_rows, mod.plot_swaps, 1)),
-}
-
-
 def _study(args: argparse.Namespace) -> int:
     """``monosem study figure1``: compute the sensitivity study's cells (Section 3.1, A.1) into the
     cache or, with ``--record``, record the cached ones at the cpu profile."""
@@ -514,36 +504,13 @@ def _plot(args: argparse.Namespace) -> int:
 
     cache, jobs = _figure_cells(args)
     out = args.out or Path(f"{args.figure}-{args.profile}.png")
-    if args.figure in _BEYOND_PLOTS:  # page 09's figures: their axis is not n
-        fig = _plot_beyond(args, cache)
-    else:
-        fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
+    fig = plot_figure(args.figure, args.profile, cache=cache, Ks=args.K, methods=args.methods)
     fig.savefig(out, bbox_inches="tight")
     unique = list(dict.fromkeys(jobs))
     _, missing = cache.status(unique)
     partial = f"; {len(missing)} of {len(unique)} cells are not computed yet (`monosem status --missing` lists them)" if missing else ""
     print(f"wrote {out}{partial}")
     return 0
-
-
-def _plot_beyond(args: argparse.Namespace, cache):
-    """A page-09 figure from the cache, drawn by its question's module."""
-    import importlib
-
-    import matplotlib.pyplot as plt
-
-    from .experiments.figures import cached_records
-
-    records = cached_records(args.figure, args.profile, cache, Ks=args.K, methods=args.methods)
-    if not records:
-        raise ValueError(f"no cached cell of {args.figure} at profile {args.profile!r} in {cache.root}; run it first")
-    module, parts = _BEYOND_PLOTS[args.figure]
-    rows_of, plot, panels = parts(importlib.import_module(f".experiments.questions.{module}", __package__), cache)
-    rows = rows_of(records)
-    n = panels(rows) if callable(panels) else panels
-    fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)
-    plot(rows, axes[0][0] if args.figure == "swaps" else list(axes[0]))
-    return fig
 
 
 #: the sub-commands, one function each

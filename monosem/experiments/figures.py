@@ -89,7 +89,7 @@ def plot_figure(
         records = cached_records(figure, P, cache or ResultCache(), Ks=Ks, methods=methods)
     discover()
     if figure in PLOTS:  # a question module's own panels (e.g. the mixtures of experts of page 10)
-        return PLOTS[figure](P, records, source)
+        return PLOTS[figure](P, records, source, cache=cache)
     if figure_of(figure).jobs is not None:  # a question's own cells: not curves of test MSE against n
         raise ValueError(f"{figure} has no figure of its own here: its page draws it; its numbers: "
                          f"python -m monosem export {figure} --profile {P.name}")

@@ -90,12 +90,13 @@ def method_of(name: str) -> Method:
 
 
 #: figures drawn by a question module's own plot instead of the generic curves, by figure name:
-#: ``plot(profile, records, source) -> Figure``
+#: ``plot(profile, records, source, cache=None) -> Figure`` (``cache``: where the records were
+#: read, for a plot that reads more of a cell, e.g. its saved network)
 PLOTS: dict[str, Callable] = {}
 
 
 def register_plot(figure: str, plot: Callable) -> Callable:
-    """Draw ``figure`` with ``plot(profile, records, source)`` (a question module's own panels)
+    """Draw ``figure`` with ``plot(profile, records, source, cache=None)`` (a question module's own panels)
     instead of :func:`~monosem.experiments.figures.plot_figure`'s curves of mean over runs."""
     PLOTS[figure] = plot
     return plot

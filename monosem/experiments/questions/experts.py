@@ -284,7 +284,7 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot_moe_figure(P, records: dict, source: str = ""):
+def plot_moe_figure(P, records: dict, source: str = "", cache=None):
     """Page 10's mixture-of-experts sweep as ``monosem plot moe`` draws it: one panel per K, two
     per row (:func:`plot_moe`). Two dense cells per activation and (K, n) (matched parameters,
     matched FLOPs): pooling them by method, as the generic curves do, would mix two networks."""

@@ -342,7 +342,7 @@ def _answer_text(sel: pd.DataFrame, paper: dict) -> str:
         + movers_text[:1].upper() + movers_text[1:] + f". {sel['setting'].nunique()} settings, two seeds each.")
 
 
-def _plot_cells(profile, records: dict, source: str = ""):
+def _plot_cells(profile, records: dict, source: str = "", cache=None):
     """The map (:func:`plot_map`) of the study's cells ``{job: record}``: ``monosem plot
     figure1-study`` (the study's settings are the same at every profile)."""
     if not records:

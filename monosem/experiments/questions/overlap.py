@@ -28,8 +28,9 @@ from ..families.networks import MLP_REGLU, MLP_RELU
 from ..families.bayes import BAYES
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..sweeps import Figure, register_figure
-from ..registry import register_cost
 from ..specs import MIXED_LINK_D, PAPER_GAMMA
+import matplotlib.pyplot as plt
+from ..registry import register_cost, register_plot
 
 __all__ = ["PAPER_MIN_SHARE", "PREMISE_DIVISOR", "PREMISE_SHARE", "PAPER_GAMMA", "premise", "overlap_answer", "bayes_risks", "overlap_rows", "overlap_frame", "overlap_findings", "plot_overlap"]
 
@@ -248,3 +249,15 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
 
 
 register_cost("09_beyond", page_cost)
+
+
+def _plot_figure(P: Profile, records: dict, source: str = "", cache: ResultCache | None = None):
+    """``monosem plot overlap``: :func:`plot_overlap` of the cells ``{job: record}``."""
+    if not records:
+        raise ValueError(f"no results of overlap at profile {P.name!r} to draw: run `python -m monosem run overlap --profile {P.name}` first")
+    fig, axes = plt.subplots(1, 2, figsize=(3.4 * 2 + 1.5, 3.4), layout="constrained", squeeze=False)
+    plot_overlap(overlap_rows(records, cache=cache), list(axes[0]))
+    return fig
+
+
+register_plot("overlap", _plot_figure)

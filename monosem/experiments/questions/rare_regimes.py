@@ -25,8 +25,9 @@ from ..families.bayes import BAYES
 from ...profiles import Profile
 from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..sweeps import Figure, register_figure
-from ..registry import register_cost
 from ..specs import MIXED_LINK_D
+import matplotlib.pyplot as plt
+from ..registry import register_cost, register_plot
 
 __all__ = ["RARE_CLUSTERS", "premise", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
 
@@ -254,3 +255,18 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
 
 
 register_cost("09_beyond", page_cost)
+
+
+def _plot_figure(P: Profile, records: dict, source: str = "", cache=None):
+    """``monosem plot zipf``: :func:`plot_zipf` of the cells ``{job: record}``, one panel per Zipf
+    exponent above 0 (the s = 0 cells are the reference)."""
+    if not records:
+        raise ValueError(f"no results of zipf at profile {P.name!r} to draw: run `python -m monosem run zipf --profile {P.name}` first")
+    rows = zipf_rows(records)
+    n = sum(r["s"] > 0 for r in rows)
+    fig, axes = plt.subplots(1, n, figsize=(3.4 * n + 1.5, 3.4), layout="constrained", squeeze=False)
+    plot_zipf(rows, list(axes[0]))
+    return fig
+
+
+register_plot("zipf", _plot_figure)

@@ -24,8 +24,9 @@ from ..estimate import DeviceModel, kernel_fit_seconds, mlp_update_seconds
 from ..families.gated import GATED_LAPLACE, GATED_RFM, register_gated
 from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
 from ..families.networks import MLP_RELU
-from ..registry import register_cost
 from ..sweeps import Figure, register_figure
+import matplotlib.pyplot as plt
+from ..registry import register_cost, register_plot
 
 __all__ = ["GATED_LAPLACE_ISO", "ORACLE_LAPLACE_GC", "SWAP_GRID", "swap_rows", "swaps_frame", "swap_findings", "swap_answer", "plot_swaps"]
 
@@ -161,3 +162,15 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
 
 
 register_cost("09_beyond", page_cost)
+
+
+def _plot_figure(P: Profile, records: dict, source: str = "", cache=None):
+    """``monosem plot swaps``: :func:`plot_swaps` of the cells ``{job: record}``."""
+    if not records:
+        raise ValueError(f"no results of swaps at profile {P.name!r} to draw: run `python -m monosem run swaps --profile {P.name}` first")
+    fig, axes = plt.subplots(1, 1, figsize=(3.4 + 1.5, 3.4), layout="constrained", squeeze=False)
+    plot_swaps(swap_rows(records), axes[0][0])
+    return fig
+
+
+register_plot("swaps", _plot_figure)

@@ -154,7 +154,7 @@ def _result(sizes: Theorem2Sizes, jobs: list[Job], metrics: dict[Job, dict[str, 
     return result
 
 
-def _plot(P: Profile, records: dict, source: str = ""):
+def _plot(P: Profile, records: dict, source: str = "", cache=None):
     """``monosem plot theorem2``: the learning curves of the cached (or recorded) cells."""
     result = _result(P.theorem2, separation_jobs(P.theorem2, profile=P.name), {j: rec["metrics"] for j, rec in records.items()})
     if not result.rows:
