@@ -28,5 +28,8 @@ module                   question (page)
 ======================== ==================================================================
 
 The machinery never imports a question: a question registers what the machinery needs of it
-(its methods, figures, plots and export rows, :mod:`monosem.experiments.registry`).
+(its methods, figures, plots, export rows and page costs, :mod:`monosem.experiments.registry`;
+a method added to another module's figure, :func:`~monosem.experiments.sweeps.extend_figure`),
+and :func:`~monosem.experiments.registry.discover` finds it. So a new method or a new page is one
+new module here, and nothing else is edited.
 """

@@ -54,7 +54,7 @@ class HorizonSpec:
     def __post_init__(self) -> None:
         check_int(self.schedule_steps, "schedule_steps", 1, self.network.max_steps, what="at most the network's max_steps")
 
-    # the network's architecture, as :func:`~..methods.train_mlps` and :func:`~..methods.load_mlp` read it
+    # the network's architecture, as :func:`~..families.networks.train_mlps` and :func:`~..families.networks.load_mlp` read it
     @property
     def activation(self) -> str:
         return self.network.activation

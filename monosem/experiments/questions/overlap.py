@@ -2,7 +2,7 @@
 mixed-link model's routing noise is sigma_K = (1 - rho_K) / (2 gamma) with gamma = 4 (eq. 3).
 Lowering gamma widens every cluster until they overlap and the cluster of a point is no longer a
 function of it; the Bayes risk then rises above the label-noise floor. The sweep ``overlap``
-(declared in :mod:`.sweeps`) runs the Figure 2 / Figure 4 methods at one K and n for several
+(declared here) runs the Figure 2 / Figure 4 methods at one K and n for several
 gamma; this module turns its records into the page's table, verdict and figure.
 """
 

@@ -1,5 +1,5 @@
 """Page 09, question 2: **rare regimes.** The paper's clusters are equally likely. The sweep
-``zipf`` (declared in :mod:`.sweeps`) draws them from a Zipf law, pi_c proportional to
+``zipf`` (declared here) draws them from a Zipf law, pi_c proportional to
 (c + 1)^-s, and records every method's test MSE per cluster on a cluster-balanced test set, and
 how many specialized neurons (A_j >= 0.71) serve each cluster. A rare cluster is judged against
 itself at s = 0 (same geometry and link, more data), so that the clusters' different difficulty
