@@ -62,3 +62,21 @@ def test_registration_is_checked():
         registry.METHODS.pop("mean-test-2")
     with pytest.raises(ValueError, match="declared already"):
         register_figure(Figure("fig2", "another", ("bayes",), "sample_efficiency"))
+
+
+def test_the_machinery_names_no_method_figure_or_page():
+    """Methods, figures and page costs are registered by their own modules: the machinery that
+    sweeps, computes, estimates and draws them spells none of their names."""
+    import inspect
+
+    from monosem.experiments import estimate, figures, methods, sweeps as sweeps_module
+
+    registry.discover()
+    names = {"method": set(registry.METHODS), "figure": set(FIGURES), "page": set(registry.COSTS)}
+    # the cost model times kernel fits by their algorithm ("rfm", "laplace"), not by method
+    for module, kinds in ((sweeps_module, names), (methods, names), (figures, names),
+                          (estimate, {"figure": names["figure"], "page": names["page"]})):
+        source = inspect.getsource(module)
+        for kind, spelled in kinds.items():
+            found = sorted(name for name in spelled if f'"{name}"' in source or f"'{name}'" in source)
+            assert not found, f"{module.__name__} names the {kind}s {found}"

@@ -1,6 +1,6 @@
 """Every figure of Section 3 as a declared sweep: the grid K x n x run x method at a profile.
 
-``sweep("fig2", "cpu")`` lists the jobs of Figure 2 at the cpu profile. A figure is declared in
+``sweep(figure, "cpu")`` lists the jobs of a figure at the cpu profile. A figure is declared in
 its question's module (:func:`register_figure`), its methods in theirs
 (:func:`~.registry.register_method`); a module may add a method to a figure declared elsewhere
 (:func:`extend_figure`). The network and kernel cells of Figures 2, 4 and 6 (and of the regime map)
@@ -126,11 +126,11 @@ def sweep(
     meths = _restrict(methods, fig.methods, lambda bad: f"methods {bad} are not part of {figure}; use some of {list(fig.methods)}")
     all_runs = _restrict(runs, range(sizes.runs), lambda bad: f"runs {bad} not in {list(range(sizes.runs))} for profile {P.name!r}")
     grid_n = _restrict(ns, sizes.ns, lambda bad: f"n={bad} not in {where}: {list(sizes.ns)}")
-    networks = sizes.network_sizes() if isinstance(sizes, SampleEfficiencySizes) else (None,)
+    # a grid may name several (width, batch) of its networks (the regime map's); else the profile's
+    networks = sizes.network_sizes() if hasattr(sizes, "network_sizes") else (None,)
     specs = {}
     for method in meths:
         spec = method_spec(method, P)
-        # a network is trained at every (width, batch) the grid names (the regime map's)
         for net in (networks if isinstance(spec, NetworkSpec) else (None,)):
             specs[(method, net)] = spec if net is None else method_spec(method, P, net)
     variants = fig.variants(sizes) if fig.variants is not None else [{}]
