@@ -244,7 +244,7 @@ def page_seconds(page: str, profile: str | Profile, device: str | DeviceModel) -
             raise ValueError(f"device={device!r} is not modelled; use one of {sorted(DEVICES)}")
         device = DEVICES[device]
     P = get_profile(profile)
-    return {part: seconds for cost in registry.COSTS[page] for part, seconds in cost(P, device).items()}
+    return {part: seconds for _, cost in registry.COSTS[page] for part, seconds in cost(P, device).items()}
 
 
 def estimate_frame(profile: str | Profile, device: str | DeviceModel = "t4") -> pd.DataFrame:

@@ -114,17 +114,19 @@ def register_rows(figure: str, rows: Callable) -> Callable:
     return rows
 
 
-#: the cost models of each page's heavy work, by page (its notebook's stem), one per question
-#: the page asks: ``cost(profile, device) -> {part: seconds}`` (:mod:`.estimate`)
-COSTS: dict[str, tuple[Callable, ...]] = {}
+#: the cost models of each page's heavy work, by page (its notebook's stem): one per question the
+#: page asks, ``(question's number, cost)`` in the page's order, ``cost(profile, device) ->
+#: {part: seconds}`` (:mod:`.estimate`)
+COSTS: dict[str, tuple[tuple[int, Callable], ...]] = {}
 
 
-def register_cost(page: str, cost: Callable) -> Callable:
+def register_cost(page: str, cost: Callable, question: int = 0) -> Callable:
     """Count ``cost(profile, device)`` (seconds by part) in ``page``'s heavy work, for
-    :func:`~monosem.experiments.estimate.page_seconds` (a page's parts: those of its questions)."""
-    known = COSTS.get(page, ())
-    if all((c.__module__, c.__qualname__) != (cost.__module__, cost.__qualname__) for c in known):
-        COSTS[page] = known + (cost,)
+    :func:`~monosem.experiments.estimate.page_seconds`: a page's parts are those of its questions,
+    listed by the question's number on the page (``question``)."""
+    # a module imported twice registers the same function again: counted once
+    known = [(q, c) for q, c in COSTS.get(page, ()) if (c.__module__, c.__qualname__) != (cost.__module__, cost.__qualname__)]
+    COSTS[page] = tuple(sorted(known + [(question, cost)], key=lambda entry: entry[0]))
     return cost
 
 

@@ -381,4 +381,4 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"drift": (1 + 2 * len(DRIFT_ANGLES)) * f.max_steps_relu * mlp_update_seconds(f.width, f.batch, d, "relu", device, 1)}
 
 
-register_cost("10_beyond_experts", page_cost)
+register_cost("10_beyond_experts", page_cost, question=5)

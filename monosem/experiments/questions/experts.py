@@ -81,7 +81,7 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"mixtures of experts": moes, "dense nets at matched parameters and FLOPs": dense}
 
 
-register_cost("10_beyond_experts", page_cost)
+register_cost("10_beyond_experts", page_cost, question=3)
 
 
 def _mean(values) -> float | None:

@@ -248,7 +248,7 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"networks (at the update cap)": nets, "global, oracle and gated RFM": kernels}
 
 
-register_cost("09_beyond", page_cost)
+register_cost("09_beyond", page_cost, question=1)
 
 
 def _plot_figure(P: Profile, records: dict, source: str = "", cache: ResultCache | None = None):

@@ -254,7 +254,7 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"rare regimes": zipf}
 
 
-register_cost("09_beyond", page_cost)
+register_cost("09_beyond", page_cost, question=2)
 
 
 def _plot_figure(P: Profile, records: dict, source: str = "", cache=None):

@@ -161,7 +161,7 @@ def page_cost(P: Profile, device: DeviceModel) -> dict[str, float]:
     return {"swapped gated Laplace": swapped, "swaps not shared with page 05": rest}
 
 
-register_cost("09_beyond", page_cost)
+register_cost("09_beyond", page_cost, question=4)
 
 
 def _plot_figure(P: Profile, records: dict, source: str = "", cache=None):
