@@ -53,6 +53,19 @@ sync: venv
 
 # Execute every notebook with papermill at $(PROFILE) into book/executed/ (never in place:
 # the injected-parameters cell would leak into the paired source).
+# papermill's injected cell (the profile this build ran at, which the intro and every page's
+# announcement already state) is hidden like the parameters cell it overrides
+define HIDE_INJECTED
+import sys, nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+for cell in nb.cells:
+    tags = cell.metadata.setdefault("tags", [])
+    if "injected-parameters" in tags and "remove-cell" not in tags:
+        tags.append("remove-cell")
+nbformat.write(nb, sys.argv[1])
+endef
+export HIDE_INJECTED
+
 execute: venv
 	@mkdir -p $(EXECUTED)
 	@rm -rf $(MONOSEM_CLAIMS) $(MONOSEM_TIMINGS)
@@ -62,6 +75,7 @@ execute: venv
 	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
 	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) 2> $(EXECUTED)/$$name.log \
 	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; tail -n 30 $(EXECUTED)/$$name.log; exit 1; }; \
+	  $(BIN)/python -c "$$HIDE_INJECTED" $(EXECUTED)/$$name.ipynb; \
 	  dt=$$(( $$(date +%s) - t0 )); echo "done in $$dt s"; \
 	  printf '%s\t%s\t%s\n' $$name $(PROFILE) $$dt >> $(MONOSEM_TIMINGS); \
 	done

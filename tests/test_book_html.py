@@ -161,3 +161,9 @@ def test_no_page_shows_the_install_cells_source():
     assert marker in header, "the install cell's first comment changed: update this test"
     shown = [p.name for p in _pages() if marker in p.read_text(encoding="utf-8")]
     assert not shown, f"pages show the install cell: {shown}"
+
+
+def test_no_page_shows_the_cell_papermill_injects():
+    """The injected parameters (the build's profile) are hidden like the parameters cell."""
+    shown = [p.name for p in _pages() if "tag_injected-parameters" in p.read_text(encoding="utf-8")]
+    assert not shown, f"pages show papermill's injected parameters: {shown}"
