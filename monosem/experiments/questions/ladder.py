@@ -200,13 +200,20 @@ def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profi
     sizes = ladder_sizes(profile)
     out = []
     for rung in sizes.rungs if sizes else ():
-        own = _rung_records(records, sizes, rung, K)
-        best = best_of(own, [network] if network else (MLP_REGLU, MLP_RELU), K, rung.n)
-        oracle = best_of(own, ORACLES, K, rung.n)
-        if best is None or oracle is None:
-            continue
-        out.append((rung, compare(own, "1b", best, oracle, K, rung.n, threshold=ORACLE_FACTOR)))
+        verdict = _rung_verdict(_rung_records(records, sizes, rung, K), rung, K, network)
+        if verdict is not None:
+            out.append((rung, verdict))
     return out
+
+
+def _rung_verdict(own: Mapping[Job, Mapping[str, Any]], rung: Rung, K: int, network: str | None) -> Comparison | None:
+    """Finding 1b on one rung from its own records (:func:`_rung_records`); ``None`` without a
+    network or an oracle."""
+    best = best_of(own, [network] if network else (MLP_REGLU, MLP_RELU), K, rung.n)
+    oracle = best_of(own, ORACLES, K, rung.n)
+    if best is None or oracle is None:
+        return None
+    return compare(own, "1b", best, oracle, K, rung.n, threshold=ORACLE_FACTOR)
 
 
 def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
@@ -222,7 +229,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
             own = _rung_records(records, sizes, rung, K)
             for method in (MLP_REGLU, MLP_RELU):
                 nets = {j: r for j, r in own.items() if j.method == method}
-                verdict = dict(rung_verdicts(own, profile, K, network=method)).get(rung)
+                verdict = _rung_verdict(own, rung, K, method) if nets else None
                 if not nets or verdict is None:
                     continue
                 ms = [r["metrics"] for r in nets.values()]
