@@ -514,7 +514,8 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         parts = [f"{r['network']} {sizes.rungs[int(r['rung'])].label} ({int(r['stopped: cap'])} of {int(r['runs'])}, "
                  f"training MSE {r['train MSE / target']:.1f}\u00d7 the target)" for _, r in capped_rows.iterrows()]
         out["ld_cap"] = "the networks that stop at the update cap, under-trained by A.2's own rule: " + "; ".join(parts)
-    by_link = gap_by_link(gap_frame({j: r for j, r in gaps.items() if j.K == K}))
+    at_K = gap_frame({j: r for j, r in gaps.items() if j.K == K})
+    by_link = gap_by_link(at_K)
     if by_link.empty:
         out["ld_gap"] = out["ld_gap_robust"] = "not recorded yet"
     else:
@@ -526,9 +527,9 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         parts = [f"{r['link']}: {r['share of the excess']:.0%} of the excess, {r['MLP / oracle']:.1f}\u00d7 the oracle, "
                  f"{r['units per cluster']:g} units per cluster ({r['specialized per cluster']:g} specialized)"
                  for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
-        out["ld_gap"] = (f"{head['network']} {int(head['width'])} \u00d7 {int(head['batch'])} at n = {int(head['n']):,}, "
-                         f"{int(last['runs'].max())} run(s): ".replace(",", "\u2009") + "; ".join(parts))
-        robust = gap_robust(gap_frame({j: r for j, r in gaps.items() if j.K == K}))
+        out["ld_gap"] = (f"{head['network']} {_n(int(head['width']))} \u00d7 {_n(int(head['batch']))} at n = {_n(int(head['n']))}, "
+                         f"{int(last['runs'].max())} run(s): " + "; ".join(parts))
+        robust = gap_robust(at_K)
         r = robust[(robust["network"] == head["network"]) & (robust["width"] == head["width"])
                    & (robust["batch"] == head["batch"]) & (robust["n"] == head["n"])].iloc[0]
         worst, share = r["oracle's worst cluster"], r["its share of the oracle's error"]
