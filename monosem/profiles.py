@@ -104,8 +104,18 @@ class SpecializationSizes:
     small_init_activations: tuple[str, ...] = ("relu", "reglu")
 
 
+class _MethodCut:
+    """A grid with a budget's cut ``method_max_n`` (``((method, max_n), ...)``)."""
+
+    method_max_n: tuple[tuple[str, int], ...]
+
+    def includes(self, method: str, n: int) -> bool:
+        """Whether the grid has a ``method`` cell at training size ``n`` (every K and run)."""
+        return all(n <= bound for m, bound in self.method_max_n if m == method)
+
+
 @dataclass(frozen=True)
-class SampleEfficiencySizes:
+class SampleEfficiencySizes(_MethodCut):
     """Section 3.2 / Appendix A.2 (Figures 2 and 6); the MLP and kernel settings are shared with
     Figure 4. ``exact_max_n``: exact kernel solves below this many examples, EigenPro above (the
     paper: 11 000); ``agop_samples``: RFM's AGOP from at most this many points (the paper: 20 000)."""
@@ -133,13 +143,10 @@ class SampleEfficiencySizes:
         """The (width, batch) pairs at which the MLP cells are trained."""
         return self.mlp_sizes if self.mlp_sizes is not None else ((self.width, self.batch),)
 
-    def includes(self, method: str, n: int) -> bool:
-        """Whether the grid has a ``method`` cell at training size ``n`` (see ``method_max_n``)."""
-        return _includes(self.method_max_n, method, n)
 
 
 @dataclass(frozen=True)
-class GatesSizes:
+class GatesSizes(_MethodCut):
     """Section 3.3 / Appendix A.3 (Figure 4)."""
 
     Ks: tuple[int, ...]
@@ -148,15 +155,6 @@ class GatesSizes:
     runs: int
     #: the budget's cut, as :attr:`SampleEfficiencySizes.method_max_n`
     method_max_n: tuple[tuple[str, int], ...] = ()
-
-    def includes(self, method: str, n: int) -> bool:
-        """Whether the grid has a ``method`` cell at training size ``n`` (every K and run)."""
-        return _includes(self.method_max_n, method, n)
-
-
-def _includes(cut: tuple[tuple[str, int], ...], key: str, value: int) -> bool:
-    """Whether ``value`` is within every bound that ``cut`` sets for ``key``."""
-    return all(value <= bound for k, bound in cut if k == key)
 
 
 @dataclass(frozen=True)
