@@ -467,7 +467,7 @@ def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scale(rung: Rung, runs: int) -> str:
-    return f"width {rung.width:,}, batch {rung.batch:,}, n = {rung.n:,}, {runs} run{'s' if runs != 1 else ''}".replace(",", "\u2009")
+    return f"width {_n(rung.width)}, batch {_n(rung.batch)}, n = {_n(rung.n)}, {runs} run{'s' if runs != 1 else ''}"
 
 
 def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
