@@ -144,6 +144,20 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert empty["ld_gap"] == empty["ld_gap_robust"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
+def test_a_rung_with_one_of_its_networks_recorded_says_which_is_missing(smoke_ladder):
+    records, gaps = smoke_ladder
+    sizes = ladder.ladder_sizes("smoke")
+    paper = next(r for r in sizes.rungs if r.knob == "batch")
+    # the paper's rung with its ReLU network only: its verdict is the best of fewer networks
+    partial = {j: r for j, r in records.items() if not (j.method == "mlp-reglu" and ladder.rung_of(j, sizes) == paper)}
+    numbers = ladder.ladder_numbers(partial, gaps, "smoke")
+    assert "best recorded MLP (relu) is" in numbers["ld_paper_verdict"] and "reglu not recorded yet" in numbers["ld_paper_verdict"]
+    assert f"{paper.label}: " in numbers["ld_steps"] and "reglu not recorded yet" in numbers["ld_steps"]
+    row = next(c for c in ladder.ladder_claims(partial, "04_sample_efficiency", "smoke") if f"batch {paper.batch}," in c.scale)
+    assert "reglu not recorded yet" in row.evidence
+    assert "not recorded yet" not in ladder.ladder_numbers(records, gaps, "smoke")["ld_paper_verdict"]
+
+
 @pytest.mark.slow
 def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
     records, _ = smoke_ladder

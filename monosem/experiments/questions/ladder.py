@@ -216,6 +216,14 @@ def _rung_verdict(own: Mapping[Job, Mapping[str, Any]], rung: Rung, K: int, netw
     return compare(own, "1b", best, oracle, K, rung.n, threshold=ORACLE_FACTOR)
 
 
+def _absent_networks(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, rung: Rung, K: int) -> str:
+    """The networks ``rung`` declares (ReGLU, and ReLU where it trains) with no recorded run at
+    ``K``, in words ("" when every one has one): a rung's "best MLP" is then the best of fewer."""
+    have = {j.method for j in records if j.K == K and rung_of(j, sizes) == rung}
+    declared = (MLP_REGLU, MLP_RELU) if rung.relu else (MLP_REGLU,)
+    return " and ".join(m.removeprefix("mlp-") for m in declared if m not in have)
+
+
 def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
     """One row per (K, rung, network): the knob it moves, the network and n, its runs, its mean
     test MSE, the better oracle and its mean over the same runs' data, the ratio of the means
@@ -490,14 +498,19 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
             continue
         rows = frame[(frame["K"] == K) & (frame["rung"] == i) & (frame["network"] == c.a.removeprefix("mlp-"))]
         capped = int(rows["stopped: cap"].sum())
+        absent = _absent_networks(records, sizes, rung, K)
         steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {c.runs} run{'s' if c.runs != 1 else ''}, "
-                     f"{capped} at the update cap)")
+                     f"{capped} at the update cap" + (f"; {absent} not recorded yet" if absent else "") + ")")
     out["ld_steps"] = "; ".join(steps)
     paper = next(r for r in sizes.rungs if r.knob == "batch")
     c = verdicts.get(paper)
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
-    out["ld_paper_verdict"] = (f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}" if c else
-                               "not computed: the paper's network is not recorded yet at this n")
+    absent = _absent_networks(records, sizes, paper, K)
+    out["ld_paper_verdict"] = (
+        (f"{verdict_label(c.status, c.runs)}: the best recorded MLP ({c.a.removeprefix('mlp-')}) is {c.evidence} "
+         f"({absent} not recorded yet on this rung: the verdict may change when it is)" if absent else
+         f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}") if c else
+        "not computed: the paper's network is not recorded yet at this n")
     at_paper = frame[(frame["K"] == K) & (frame["rung"] == sizes.rungs.index(paper))] if not frame.empty else frame
     if at_paper.empty:
         out["ld_paper_cap"] = "whether A.2's own update cap binds on the paper's network is not known yet (not recorded)"
@@ -580,7 +593,8 @@ def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: 
     sizes = ladder_sizes(profile)
     K = sizes.Ks[0]
     return [Claim.judged(page, CLAIMS["1b"], [c.part(f"K = {K}, {c.a.removeprefix('mlp-')} / {c.b}")],
-                         f"K = {K}, {c.a.removeprefix('mlp-')} / {c.b}: {c.evidence}",
+                         f"K = {K}, {c.a.removeprefix('mlp-')} / {c.b}: {c.evidence}"
+                         + (f" ({absent} not recorded yet)" if (absent := _absent_networks(records, sizes, rung, K)) else ""),
                          profile=f"{get_profile(profile).name} ladder (recorded)", width=rung.width, batch=rung.batch, n=rung.n)
             for rung, c in rung_verdicts(records, profile, K) if rung.knob != "start"]
 
