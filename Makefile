@@ -52,33 +52,21 @@ sync: venv
 	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
 
 # Execute every notebook with papermill at $(PROFILE) into book/executed/ (never in place:
-# the injected-parameters cell would leak into the paired source).
-# papermill's injected cell (the profile this build ran at, which the intro and every page's
-# announcement already state) is hidden like the parameters cell it overrides
-define HIDE_INJECTED
-import sys, nbformat
-nb = nbformat.read(sys.argv[1], as_version=4)
-for cell in nb.cells:
-    tags = cell.metadata.setdefault("tags", [])
-    if "injected-parameters" in tags and "remove-cell" not in tags:
-        tags.append("remove-cell")
-nbformat.write(nb, sys.argv[1])
-endef
-export HIDE_INJECTED
+# the injected-parameters cell would leak into the paired source), $(LANES) pages at a time,
+# each page one process with $(LANE_THREADS) torch thread(s): the pages' tensors are small, so a
+# second thread does little for one page while a second page uses the second core (the reproduce
+# page shows each page's time and the whole build's). Override e.g. LANES=1 LANE_THREADS=2.
+CORES := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+LANES ?= $(shell c=$(CORES); if [ $$c -ge 4 ]; then echo 4; elif [ $$c -ge 2 ]; then echo 2; else echo 1; fi)
+LANE_THREADS ?= $(shell c=$(CORES); t=$$((c / $(LANES))); [ $$t -ge 1 ] && echo $$t || echo 1)
 
 execute: venv
 	@mkdir -p $(EXECUTED)
 	@rm -rf $(MONOSEM_CLAIMS) $(MONOSEM_TIMINGS)
-	@n=$(words $(NOTEBOOKS)); i=0; for md in $(NOTEBOOKS); do \
-	  i=$$((i+1)); name=$$(basename $$md .md); t0=$$(date +%s); \
-	  printf '[%d/%d] %-28s profile=%s ... ' $$i $$n $$name $(PROFILE); \
-	  TQDM_DISABLE=1 $(BIN)/papermill --no-progress-bar --log-level ERROR --cwd notebooks \
-	    notebooks/$$name.ipynb $(EXECUTED)/$$name.ipynb -p profile $(PROFILE) 2> $(EXECUTED)/$$name.log \
-	    || { echo "FAILED (see $(EXECUTED)/$$name.ipynb)"; tail -n 30 $(EXECUTED)/$$name.log; exit 1; }; \
-	  $(BIN)/python -c "$$HIDE_INJECTED" $(EXECUTED)/$$name.ipynb; \
-	  dt=$$(( $$(date +%s) - t0 )); echo "done in $$dt s"; \
-	  printf '%s\t%s\t%s\n' $$name $(PROFILE) $$dt >> $(MONOSEM_TIMINGS); \
-	done
+	@echo "executing $(words $(NOTEBOOKS)) pages at profile $(PROFILE): $(LANES) at a time, $(LANE_THREADS) thread(s) each"
+	@printf '%s\n' $(basename $(notdir $(NOTEBOOKS))) | \
+	  PROFILE=$(PROFILE) BIN=$(BIN) EXECUTED=$(EXECUTED) OMP_NUM_THREADS=$(LANE_THREADS) MKL_NUM_THREADS=$(LANE_THREADS) \
+	  xargs -P $(LANES) -n 1 bash scripts/execute_page.sh || { echo "a page FAILED: see above"; exit 1; }
 	@# the status and reproduce pages, generated from what the pages above published
 	@for page in status reproduce; do \
 	  $(BIN)/jupytext --quiet --to ipynb book/$$page.md -o $(EXECUTED)/$${page}_source.ipynb; \
