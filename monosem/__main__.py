@@ -295,7 +295,7 @@ def _emit(args: argparse.Namespace, text: str, what: str) -> int:
 def _study(args: argparse.Namespace) -> int:
     """``monosem study figure1``: compute the sensitivity study's cells (Section 3.1, A.1) into the
     cache or, with ``--record``, record the cached ones at the cpu profile."""
-    from .experiments.questions.figure1_sensitivity import RECORDED_PROFILE, run_study, study_jobs
+    from .experiments.questions.figure1.study import RECORDED_PROFILE, run_study, study_jobs
     from .experiments.recorded import record_cells, recorded_cells_dir
 
     cache = _open_cache(args)
@@ -328,27 +328,25 @@ def _profiles(args: argparse.Namespace) -> int:
 def _readings(args: argparse.Namespace) -> int:
     """``monosem readings``: the Figure 1 table under each reading of the initialization, one cell
     per reading (computed, or read from the cache; ``--record`` ships them)."""
-    from .experiments.questions.figure1_cells import compute_reading, reading_jobs
-    from .experiments.questions.figure1_readings import ablation_frame, ablation_summary
-    from .experiments.questions.figure1 import READINGS, STUDY_READINGS
+    from .experiments.questions.figure1.base import KNOWN_READINGS, READINGS
+    from .experiments.questions.figure1.readings import ablation_frame, ablation_summary, compute_reading, reading_jobs
     from .experiments.recorded import record_cells
     from .experiments.runner import run_jobs
 
     P = get_profile(args.profile)
     if args.width is not None and args.width < 1:
         raise ValueError(f"--width must be a positive integer, got {args.width}")
-    known = {r.name: r for r in READINGS + STUDY_READINGS}
-    bad = [n for n in args.readings or () if n not in known]
+    bad = [n for n in args.readings or () if n not in KNOWN_READINGS]
     if bad:
-        raise ValueError(f"--readings {bad} are not known; use some of {list(known)}")
-    chosen = READINGS if args.readings is None else tuple(known[n] for n in args.readings)
+        raise ValueError(f"--readings {bad} are not known; use some of {list(KNOWN_READINGS)}")
+    chosen = READINGS if args.readings is None else tuple(KNOWN_READINGS[n] for n in args.readings)
     jobs = reading_jobs(P, chosen, width=args.width, step_revision=args.step_revision)
     cache = _open_cache(args)
     _create_cache(args, cache)
     records = run_jobs(jobs, compute_reading, cache, desc="Figure 1 readings")
     first = next(iter(records.values()))["metrics"]
     result = {"width": first["width"], "batch": first["batch"], "seeds": first["seeds"],
-              "readings": {job.spec.reading: rec["metrics"] for job, rec in records.items()}}
+              "readings": {job.spec.name: rec["metrics"] for job, rec in records.items()}}
     print(ablation_frame(result).to_string())
     print(ablation_summary(result).to_string(float_format="{:.3g}".format))
     if args.record:

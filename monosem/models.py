@@ -121,7 +121,7 @@ def init_parameters(
     U(-1/sqrt(width), 1/sqrt(width))`` times ``hidden_scale`` (every weight scaled alike); the output
     bias stays zero. Meant with a small ``hidden_scale`` (the output at init is of order
     ``hidden_scale^2 sqrt(width)``). Figure 1's networks use it with ``hidden_scale=0.1``
-    (:data:`monosem.experiments.questions.figure1.FIGURE1_READING`: the Section 3.1 readings ablation
+    (:data:`monosem.experiments.questions.figure1.base.FIGURE1_READING`: the Section 3.1 readings ablation
     found it closest to the paper's table); the Appendix A.2 sweeps keep ``"pytorch"``, the
     default here, which that ablation does not speak to.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Figure 1 sensitivity study (monosem.experiments.questions.figure1_sensitivity): every setting x seed
+# The Figure 1 sensitivity study (monosem.experiments.questions.figure1.study): every setting x seed
 # is a cell of the result store ($MONOSEM_CACHE, default results/cache), so a rerun resumes.
 #   nohup nice -n 10 bash scripts/figure1_study.sh --part 0 2 > results/figure1_study_0.log 2>&1 &
 #   nohup nice -n 10 bash scripts/figure1_study.sh --part 1 2 > results/figure1_study_1.log 2>&1 &

@@ -4,8 +4,7 @@ import dataclasses
 
 import pytest
 
-from monosem.experiments.questions import figure1_lazy as lazy
-from monosem.experiments.questions import figure1 as fig1
+from monosem.experiments.questions.figure1 import base, lazy
 from monosem.models import MLP
 from monosem.profiles import get_profile
 
@@ -19,7 +18,7 @@ def test_an_untrained_network_has_not_moved():
 
 
 def test_the_lazy_ablation_moves_the_first_layer_less_as_alpha_grows():
-    data = fig1.figure1_data(TINY)
+    data = base.figure1_data(base.FIGURE1_READING.at(TINY))
     reference = lazy.ablation_references(TINY, data=data)
     assert set(reference) == {"relu", "gelu", "reglu"} and all(r.reading == "zero readout" for r in reference.values())
     ablation = lazy.lazy_ablation(TINY, reference, data=data)

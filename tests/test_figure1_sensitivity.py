@@ -9,29 +9,36 @@ import pytest
 import torch
 
 from monosem.experiments.cache import ResultCache
-from monosem.experiments.questions import figure1_sensitivity as f1s
-from monosem.experiments.questions.figure1_sensitivity import SETTINGS, Setting, dead_share, measure, run_study, study_job
-from monosem.experiments.questions.figure1_study_page import fingerprints, paper_distance, selected_frame, study_frame
+from monosem.experiments.questions.figure1 import study as f1s
+from monosem.experiments.questions.figure1.base import Reading
+from monosem.experiments.questions.figure1.study import (SETTINGS, STUDY_BASE, dead_share, fingerprints, measure, paper_distance, run_study,
+                                                         selected_frame, setting, study_frame, study_job)
 from monosem.models import MLP, init_parameters
 from monosem.train import TrainConfig, TrainData, train
 
-TINY = Setting(width=8, n_train=256, n_val=64, n_test=64, batch=32, steps=20, eval_every=10)
+TINY = replace(STUDY_BASE, width=8, n_train=256, n_val=64, n_test=64, batch=32, max_steps_relu=20, max_steps_other=20, eval_every=10)
 
 
 def test_settings_are_distinct_and_valid():
     assert len(SETTINGS) >= 24
     assert len({study_job(s, 0).key() for s in SETTINGS.values()}) == len(SETTINGS)
-    assert SETTINGS["base (balanced, x0.1)"] == Setting()
+    assert SETTINGS["base (balanced, x0.1)"] == STUDY_BASE
+    assert STUDY_BASE.setting_fields() == {"hidden_scale": 0.1, "readout_init": "balanced", "readout_lr": 1.0, "value_scale": 1.0,
+                                           "steps": 6_000, "horizon": 1.0, "width": 512, "batch": 256, "n_train": 100_000,
+                                           "n_val": 4_096, "n_test": 2_048, "eval_every": 250}
+    assert all(setting(s.setting_fields(), label) == s for label, s in SETTINGS.items())
     with pytest.raises(ValueError, match="readout_init"):
-        Setting(readout_init="huge")
+        setting(STUDY_BASE.setting_fields() | {"readout_init": "huge"})
+    with pytest.raises(ValueError, match="init"):
+        Reading(init="huge")
     with pytest.raises(ValueError, match="horizon"):
-        Setting(horizon=0.5)
+        Reading(horizon=0.5)
     with pytest.raises(ValueError, match="hidden_scale"):
-        Setting(hidden_scale=0.0)
+        Reading(hidden_scale=0.0)
 
 
 def test_every_setting_belongs_to_a_factor():
-    from monosem.experiments.questions.figure1_study_page import FACTORS
+    from monosem.experiments.questions.figure1.study import FACTORS
 
     assert {label for labels in FACTORS.values() for label in labels} == set(SETTINGS)
 
@@ -39,7 +46,7 @@ def test_every_setting_belongs_to_a_factor():
 def test_a_cells_key_is_the_whole_setting_and_seed():
     assert study_job(TINY, 0).key() != study_job(TINY, 1).key()
     assert study_job(TINY, 0).key() != study_job(replace(TINY, horizon=2.0), 0).key()
-    assert study_job(TINY, 0).key() == study_job(Setting(**asdict(TINY)), 0).key()
+    assert study_job(TINY, 0).key() == study_job(Reading(**asdict(TINY)), 0).key()
     job = study_job(TINY, 1, "smoke")
     assert (job.K, job.n, job.run, job.method) == (10, TINY.n_train, 1, f1s.METHOD)
     assert job.key() == study_job(TINY, 1, "cpu").key()  # the profile is not part of the key
@@ -90,7 +97,7 @@ def test_tiny_study_end_to_end_and_resume(tmp_path):
     settings = {"tiny": TINY, "tiny x2 horizon": replace(TINY, horizon=2.0)}
     cache = ResultCache(tmp_path)
     out = run_study(settings, seeds=(0,), cache=cache, progress=False)
-    assert len(out["cells"]) == 2 and out["settings"] == {k: asdict(v) for k, v in settings.items()}
+    assert len(out["cells"]) == 2 and out["settings"] == {k: v.setting_fields() for k, v in settings.items()}
     df = study_frame(out)
     # ReLU six rates (one branch), GELU three (one branch), ReGLU / SwiGLU three (two branches)
     assert len(df) == 2 * (6 + 3 + 3 * 2 + 3 * 2)
@@ -109,7 +116,7 @@ def test_tiny_study_end_to_end_and_resume(tmp_path):
         again = run_study(settings, seeds=(0,), cache=cache, progress=False)
     assert [c["rows"] for c in again["cells"]] == [c["rows"] for c in out["cells"]]  # recomputed: the same rows
     assert json.loads(path.read_text())["config"]["data"]["run"] == 0
-    skipped = run_study({"other": replace(TINY, steps=10)}, seeds=(0,), cache=cache, progress=False, compute=False)
+    skipped = run_study({"other": replace(TINY, max_steps_relu=10, max_steps_other=10)}, seeds=(0,), cache=cache, progress=False, compute=False)
     assert skipped["cells"] == []
 
 
@@ -172,7 +179,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from monosem.experiments.questions.figure1_study_page import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
+    from monosem.experiments.questions.figure1.study import dead_neurons, factor_effects, gate_value_split, plot_map, ranking
 
     settings = {"base (balanced, x0.1)": TINY, "horizon x2": replace(TINY, horizon=2.0), "value x0.1": replace(TINY, value_scale=0.1)}
     out = run_study(settings, seeds=(0, 1), cache=ResultCache(tmp_path), progress=False)
@@ -188,7 +195,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
     split = gate_value_split(sel)
     assert list(split.index) == ["the paper", "base (balanced, x0.1)", "value x0.1"]
     assert split.loc["value x0.1", "gap A ≥ .71"] == pytest.approx(split.loc["value x0.1", "gate A ≥ .71 %"] - split.loc["value x0.1", "value A ≥ .71 %"])
-    from monosem.experiments.questions.figure1_study_page import study_numbers
+    from monosem.experiments.questions.figure1.study import study_numbers
 
     text = study_numbers(out)
     assert set(text) == {"dead_text", "value_text", "fingerprint_text", "answer_text"}
@@ -205,7 +212,7 @@ def test_every_recorded_cell_is_still_found_and_unchanged():
 
     assert NAMED_RECORDS[(f1s.METHOD, f1s.RECORDED_PROFILE)][0] == f1s.RECORDED_NAME
     payload = load_recorded(f1s.RECORDED_NAME)["results"]
-    jobs = {(c["label"], c["seed"]): study_job(Setting(**payload["settings"][c["label"]]), c["seed"]) for c in payload["cells"]}
+    jobs = {(c["label"], c["seed"]): study_job(setting(payload["settings"][c["label"]]), c["seed"]) for c in payload["cells"]}
     found = load_recorded_cells(list(jobs.values()), f1s.RECORDED_PROFILE)
     assert len(found) == len(payload["cells"]) >= 48
     for cell in payload["cells"]:
@@ -221,8 +228,8 @@ def test_every_recorded_cell_is_still_found_and_unchanged():
 def test_the_study_readings_are_the_recorded_studys_best():
     """STUDY_READINGS (what the paper profile is run for) names what the recorded study ranks best:
     the most cosine cells within 10 points, and the smallest mean distance."""
-    from monosem.experiments.questions.figure1_study_page import paper_distance, ranking
-    from monosem.experiments.questions.figure1 import STUDY_READINGS
+    from monosem.experiments.questions.figure1.base import STUDY_READINGS
+    from monosem.experiments.questions.figure1.study import ranking
 
     rec = f1s.recorded_study()
     assert rec is not None and len(rec["results"]["cells"]) >= 48
@@ -232,4 +239,4 @@ def test_the_study_readings_are_the_recorded_studys_best():
     for reading in STUDY_READINGS:  # the reading is the setting: same init, scale, rates
         s = SETTINGS[reading.name]
         assert (reading.init, reading.hidden_scale, reading.readout_lr_scale(s.width), reading.value_scale) == (
-            "balanced" if s.readout_init == "balanced" else reading.init, s.hidden_scale, s.readout_lr, s.value_scale)
+            s.init, s.hidden_scale, s.readout_lr_scale(), s.value_scale)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from monosem.experiments.questions.feature_learning import gain_claim
-from monosem.experiments.questions.figure1 import REPRODUCE_PP, figure1_claims, figure1_frame, figure1_row_status
+from monosem.experiments.questions.figure1.table import REPRODUCE_PP, figure1_claims, figure1_frame, figure1_row_status
 from monosem.specialization import PAPER_FIGURE1
 
 

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from monosem.__main__ import main
-from monosem.experiments.questions import figure1_readings as readings
-from monosem.experiments.questions import figure1 as fig1
+from monosem.experiments.questions.figure1 import base as fig1
+from monosem.experiments.questions.figure1 import readings, table
 from monosem.profiles import get_profile
 from monosem.specialization import PAPER_FIGURE1
 
@@ -103,7 +103,7 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the record's machine ran one thread
     try:
-        run = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], seeds=(0,), progress=False, step_revision=revision)
+        run = fig1.train_figure1(fig1.READINGS[0].at(sizes, seeds=(0,), step_revision=revision), "gelu", progress=False)
     finally:
         torch.set_num_threads(threads)
     from monosem.data import figure1_model
@@ -123,9 +123,9 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
 def test_figure1_uses_the_reading_the_ablation_chose():
     assert fig1.FIGURE1_READING.name == "balanced" and fig1.FIGURE1_READING.init == "balanced"
     sizes = get_profile("smoke").specialization
-    run = fig1.train_figure1(sizes, "gelu", progress=False)
+    run = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "gelu", progress=False)
     assert run.reading == "balanced" and run.hidden_scale == 0.1 and run.models[0].init == "balanced"
-    plain = fig1.train_figure1(sizes, "gelu", reading=fig1.READINGS[0], progress=False)
+    plain = fig1.train_figure1(fig1.READINGS[0].at(sizes), "gelu", progress=False)
     assert plain.reading == "zero readout" and plain.models[0].init == "pytorch"
     assert float(plain.models[0].a.detach().abs().sum()) != float(run.models[0].a.detach().abs().sum())
 
@@ -136,7 +136,7 @@ def test_one_reading_at_another_profile_records_the_table_and_the_drawn_neurons(
     comparison with the paper in percentage points."""
     from monosem.experiments import recorded as rec_mod
     from monosem.experiments.cache import ResultCache
-    from monosem.experiments.questions.figure1_cells import reading_job
+    from monosem.experiments.questions.figure1.readings import reading_job
 
     monkeypatch.setenv("TQDM_DISABLE", "1")
     saved = {}
@@ -181,10 +181,10 @@ def test_a_checkpointed_figure1_run_resumes_to_the_same_numbers(tmp_path):
     """With ``checkpoint_dir`` (the paper-profile run) a finished network's checkpoint gives the
     same run back, reading included, and the numbers of a run without checkpoints."""
     sizes = get_profile("smoke").specialization
-    plain = fig1.train_figure1(sizes, "relu", seeds=(0,), progress=False)
-    first = fig1.train_figure1(sizes, "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    plain = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "relu", seeds=(0,), progress=False)
+    first = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
     assert list(tmp_path.glob("figure1_relu_*_balanced_*.pt"))
-    again = fig1.train_figure1(sizes, "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    again = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "relu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
     for run in (first, again):
         assert run.reading == plain.reading == "balanced"
         assert run.test_mse == plain.test_mse and run.lrs == plain.lrs and run.best_step == plain.best_step
@@ -207,7 +207,7 @@ def test_the_paper_scale_verdict_names_the_rows_near_and_far_from_the_paper():
 
 def test_rate_rows_cover_every_candidate_of_the_relu_search():
     sizes = dataclasses.replace(get_profile("smoke").specialization, relu_lr_grid=(0.004, 0.016), seeds=(0, 1))
-    run = fig1.train_figure1(sizes, "relu", progress=False)
+    run = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "relu", progress=False)
     rows = readings.rate_rows(run)
     assert len(rows) == 4 and {(r["lr"], r["seed"]) for r in rows} == {(lr, s) for lr in (0.004, 0.016) for s in (0, 1)}
     for seed, lr, val in zip(run.seeds, run.lrs, run.val_mse):
@@ -223,12 +223,12 @@ def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
     rate, value = fig1.STUDY_READINGS
     assert rate.readout_lr_scale(2048) == 0.2795 and value.readout_lr_scale(2048) == 1.0
     sizes = get_profile("smoke").specialization
-    run = fig1.train_figure1(sizes, "reglu", reading=value, seeds=(0,), checkpoint_dir=tmp_path, progress=False)
+    run = fig1.train_figure1(value.at(sizes), "reglu", seeds=(0,), checkpoint_dir=tmp_path, progress=False)
     assert list(tmp_path.glob("*_v0.3.pt")) and run.reading == "value x0.3"
-    plain = fig1.train_figure1(sizes, "reglu", seeds=(0,), progress=False)
+    plain = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "reglu", seeds=(0,), progress=False)
     assert run.test_mse != plain.test_mse
     from monosem.experiments.legacy import named_records
-    from monosem.experiments.questions.figure1_cells import reading_job
+    from monosem.experiments.questions.figure1.readings import reading_job
 
     paper = get_profile("paper")
     assert named_records(reading_job(paper, rate), "paper") == ["figure1_readings_paper_w2048",
@@ -272,10 +272,10 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from monosem.experiments.questions.figure1_lazy import ScaledRun
+    from monosem.experiments.questions.figure1.lazy import ScaledRun
     from monosem.models import MLP
 
-    from monosem.experiments.questions.figure1_cells import study_paper_records
+    from monosem.experiments.questions.figure1.readings import study_paper_records
 
     records = study_paper_records()
     assert list(records) == [r.name for r in fig1.STUDY_READINGS]
@@ -290,11 +290,11 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     P = get_profile("smoke")
     net = MLP(40, 8, "relu")
     ablation = [ScaledRun("relu", 1.0, net, 0.5), ScaledRun("relu", 100.0, net, 0.7)]
-    numbers = readings.page_numbers(P, _paper_rows(), ablation, balanced)
+    numbers = table.page_numbers(P, _paper_rows(), ablation, balanced)
     assert list(numbers)[:6] == ["reproduce_pp", "live_profile", "live_width", "live_batch", "live_steps", "live_n_rates"]
     assert numbers["live_relu"].startswith("45.5 % / 33.4 %") and numbers["lazy_mse"] == "0.7" and numbers["paper_hours"] == "2.0"
-    assert readings.page_numbers(P, _paper_rows(), ablation, None)["paper_hours"] == "(not recorded)"
-    claims = readings.page_claims(P, _paper_rows(), balanced, {"near": closer, "not run": None})
+    assert table.page_numbers(P, _paper_rows(), ablation, None)["paper_hours"] == "(not recorded)"
+    claims = table.page_claims(P, _paper_rows(), balanced, {"near": closer, "not run": None})
     assert len(claims) == 18 and claims[0].scale == "smoke, width 64, batch 256, n = 4 000, 2 seeds"
     assert claims[-1].scale.endswith("reading 'near'") and claims[-1].profile == "paper (recorded)"
     assert {c.label for c in claims[:6]} == {"indicated (2 seeds)"}
@@ -304,7 +304,7 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     (fig,) = readings.drawn_neuron_figures(rec["results"])
     assert fig.axes[0].get_title() == "gelu 3"
     plt.close("all")
-    readings.show(["a line", readings.ablation_frame(balanced["results"])])
+    fig1.show(["a line", readings.ablation_frame(balanced["results"])])
     out = capsys.readouterr().out
     assert out.startswith("a line\n") and "balanced" in out
 
@@ -312,7 +312,7 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
 def test_every_figure1_run_recorded_in_a_named_file_is_found_as_its_cells_unchanged():
     """The Figure 1 runs recorded as one named file each (the readings ablation at widths 512 and
     2 048, the paper-scale runs) are found as the recorded cells of their readings, entry for entry."""
-    from monosem.experiments.questions.figure1_cells import recorded_readings
+    from monosem.experiments.questions.figure1.readings import recorded_readings
     from monosem.experiments.recorded import load_recorded, recorded_path
 
     for profile, width, chosen, name in (("cpu", 512, fig1.READINGS, "figure1_readings_w512"),
@@ -330,7 +330,7 @@ def test_the_width_check_compares_each_study_reading_with_balanced_at_both_width
     """The width check reads the cpu protocol's recorded cells at widths 512 and 2 048: one row per
     (reading, width), and for every study reading recorded at both, its gain over the balanced
     reading (the difference of their mean distances to the paper's table) at each width."""
-    from monosem.experiments.questions.figure1_cells import width_check
+    from monosem.experiments.questions.figure1.readings import width_check
 
     frame, text = width_check()
     assert {("balanced", 512), ("balanced", 2048)} <= set(frame.index)
@@ -343,3 +343,24 @@ def test_the_width_check_compares_each_study_reading_with_balanced_at_both_width
     if not both:
         assert text.startswith("The study's readings have not run at both widths")
     assert frame["ReLU active %"].between(0, 100).all()
+
+
+def test_one_class_keys_the_table_and_the_study_cells_as_they_are_stored():
+    """A reading's cell is keyed by the kind and fields its computed and recorded cells are stored
+    under (a table cell: ``ReadingSpec``; a study cell: ``Setting``), pinned here; a reading those
+    fields cannot hold raises naming the field."""
+    from monosem.experiments.questions.figure1.readings import reading_job
+    from monosem.experiments.questions.figure1.study import SETTINGS, study_job
+
+    cpu = reading_job(get_profile("cpu"), fig1.FIGURE1_READING)
+    assert cpu.config()["spec"] == {"kind": "ReadingSpec", "reading": "balanced", "init": "balanced", "hidden_scale": 0.1,
+                                    "mup_base_width": None, "readout_lr": None, "value_scale": 1.0, "width": 512, "batch": 256,
+                                    "max_steps_relu": 6000, "max_steps_other": 6000, "eval_every": 500, "relu_lr_grid": [0.004, 0.016],
+                                    "seeds": [0, 1, 2], "step_revision": 2, "neurons": False}
+    assert cpu.key() == "b5427088600a0faf" and reading_job(get_profile("paper"), fig1.FIGURE1_READING).key() == "46d4a4e2839306bf"
+    base = SETTINGS["base (balanced, x0.1)"]
+    assert [study_job(base, seed).key() for seed in (0, 1)] == ["ffbd3e43eda1b075", "af2977717cc9e194"]
+    with pytest.raises(ValueError, match="horizon"):
+        dataclasses.replace(fig1.FIGURE1_READING, horizon=2.0).spec_config()
+    with pytest.raises(ValueError, match="relu_lr_grid"):
+        dataclasses.replace(base, relu_lr_grid=(0.004,)).spec_config()

@@ -87,7 +87,7 @@ def test_importance_and_table_for_hand_built_gated_net():
 
 
 def test_figure1_frame_reports_mean_and_half_range():
-    from monosem.experiments.questions.figure1 import figure1_frame
+    from monosem.experiments.questions.figure1.table import figure1_frame
 
     rows = [{"branch": "relu", "seed": s, "n_active": n, "width": 256, "frac_A071": a, "frac_A090": 0.3, "frac_D1": 0.8, "frac_D2": d,
              "test_mse": 0.01, "lr": 0.004} for s, n, a, d in ((0, 100, 0.5, 0.6), (1, 110, 0.6, 0.4))]
@@ -128,7 +128,7 @@ def test_the_neuron_figures_of_page_03_draw_what_qualifies():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from monosem.experiments.questions import figure1 as fig1
+    from monosem.experiments.questions.figure1 import table as fig1
 
     aligned = _net("gelu", [e(K + 1), e(K + 4), e(2)])  # two A = 1 neurons, one routing neuron
     fig = fig1.gelu_neurons_figure(aligned)
@@ -148,13 +148,15 @@ def test_the_neuron_figures_of_page_03_draw_what_qualifies():
 def test_the_live_tables_of_page_03():
     import dataclasses
 
-    from monosem.experiments.questions import figure1 as fig1
+    from monosem.experiments.questions.figure1 import base
+    from monosem.experiments.questions.figure1 import table as fig1
     from monosem.profiles import get_profile
 
     P = get_profile("smoke")
     sizes = dataclasses.replace(P.specialization, n_train=512, max_steps_relu=20, max_steps_other=20, eval_every=10, relu_lr_grid=(0.004, 0.016))
-    data = fig1.figure1_data(sizes)
-    runs = {act: fig1.train_figure1(sizes, act, data=data, progress=False) for act in ("relu", "gelu")}
+    reading = base.FIGURE1_READING.at(sizes)
+    data = base.figure1_data(reading)
+    runs = {act: base.train_figure1(reading, act, data=data, progress=False) for act in ("relu", "gelu")}
     assert fig1.sizes_text(sizes) == "width 64, n_train 512, batch 256, steps ReLU 20 / others 20, seeds (0,)"
     table = fig1.test_mse_frame(runs)
     assert list(table.index) == [("relu", 0), ("gelu", 0)] and table.loc[("gelu", 0), "test MSE"] == runs["gelu"].test_mse[0]

@@ -11,10 +11,9 @@ carried its own data settings. :func:`legacy_config` spells a typed job that way
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-from .specs import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec
+from .specs import PAPER_GAMMA, DataSpec, GatedSpec, KernelSpec, MixtureSpec, NetworkSpec, spec_config
 
 __all__ = ["LEGACY_CACHE_VERSION", "NAMED_RECORDS", "legacy_config", "named_records", "cell_of_named_record"]
 
@@ -105,23 +104,24 @@ def _figure1_stems(job, profile: str) -> list[str]:
     """A Figure 1 run's file: ``figure1_readings_w<width>`` at the cpu profile (every reading),
     ``figure1_readings_<profile>_w<width>`` at another, with ``_<reading>`` for a file of one
     reading other than the balanced one."""
-    spec = job.spec
-    base = f"figure1_readings_w{spec.width}" if profile == "cpu" else f"figure1_readings_{profile}_w{spec.width}"
-    one = base + "_" + "".join(ch if ch.isalnum() else "_" for ch in spec.reading.lower()).strip("_")
-    return [base] if spec.reading == "balanced" else [base, one]
+    spec = spec_config(job.spec)  # the reading's name and sizes, as the cell's key holds them
+    base = f"figure1_readings_w{spec['width']}" if profile == "cpu" else f"figure1_readings_{profile}_w{spec['width']}"
+    one = base + "_" + "".join(ch if ch.isalnum() else "_" for ch in spec["reading"].lower()).strip("_")
+    return [base] if spec["reading"] == "balanced" else [base, one]
 
 
 def _figure1_reading(job, results: dict[str, Any]) -> dict[str, Any] | None:
     """The job's reading in a Figure 1 run's file, when the file ran the job's training: the same
     width, batch, seeds, step revision (none named: 1), updates, rate grid and data sizes, with
     the drawn neurons exactly when the job keeps them."""
-    spec, cfg = job.spec, results.get("config", {})
-    entry = results.get("readings", {}).get(spec.reading)
-    wanted = {"max_steps_relu": spec.max_steps_relu, "max_steps_other": spec.max_steps_other, "eval_every": spec.eval_every,
-              "relu_lr_grid": list(spec.relu_lr_grid), "n_train": job.data.n, "n_val": job.data.n_val, "n_test": job.data.n_test}
-    same = (results.get("width") == spec.width and results.get("batch") == spec.batch and list(results.get("seeds", [])) == list(spec.seeds)
-            and results.get("step_revision", 1) == spec.step_revision and all(cfg.get(k) == v for k, v in wanted.items()))
-    if entry is None or not same or ("neurons" in entry) != spec.neurons:
+    spec, cfg = spec_config(job.spec), results.get("config", {})
+    entry = results.get("readings", {}).get(spec["reading"])
+    wanted = {"max_steps_relu": spec["max_steps_relu"], "max_steps_other": spec["max_steps_other"], "eval_every": spec["eval_every"],
+              "relu_lr_grid": spec["relu_lr_grid"], "n_train": job.data.n, "n_val": job.data.n_val, "n_test": job.data.n_test}
+    same = (results.get("width") == spec["width"] and results.get("batch") == spec["batch"]
+            and list(results.get("seeds", [])) == spec["seeds"] and results.get("step_revision", 1) == spec["step_revision"]
+            and all(cfg.get(k) == v for k, v in wanted.items()))
+    if entry is None or not same or ("neurons" in entry) != spec["neurons"]:
         return None
     return entry | {"width": results["width"], "batch": results["batch"], "seeds": results["seeds"]}
 
@@ -130,7 +130,7 @@ def _study_cell(job, results: dict[str, Any]) -> dict[str, Any] | None:
     """The cell of a sensitivity study's file (``{"settings": {label: setting}, "cells": [...]}``)
     whose setting is the job's spec and whose seed is the job's run, as the cell's metrics
     (``rows`` and ``seconds``)."""
-    spec = json.loads(json.dumps(dataclasses.asdict(job.spec)))  # as the file holds it: tuples are lists
+    spec = {k: v for k, v in spec_config(job.spec).items() if k != "kind"}  # as the file holds it: tuples are lists
     labels = {label for label, setting in results.get("settings", {}).items() if setting == spec}
     cell = next((c for c in results.get("cells", []) if c["label"] in labels and c["seed"] == job.run), None)
     return None if cell is None else {"rows": cell["rows"], "seconds": cell["seconds"]}

@@ -155,11 +155,16 @@ def data_config(data: Any) -> dict[str, Any]:
 
 def spec_config(spec: Any) -> dict[str, Any] | None:
     """A method's spec as its key holds it: the dataclass's name and every field (nested specs
-    too), or ``None`` for a method without settings of its own."""
+    too), or ``None`` for a method without settings of its own. A spec that spells its own key
+    (a method ``spec_config()`` returning ``{"kind": ..., field: value, ...}``: one class whose
+    instances key the cells of several methods) is keyed by that."""
     if spec is None:
         return None
     if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
         raise TypeError(f"a cell's spec is a frozen dataclass instance or None, got {type(spec).__name__}")
+    own = getattr(spec, "spec_config", None)
+    if callable(own):
+        return _as_json(own())
     return {"kind": type(spec).__name__} | _as_json(dataclasses.asdict(spec))
 
 

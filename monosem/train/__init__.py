@@ -1,5 +1,6 @@
 """Training as in Appendices A.1 and A.2 (:mod:`.loop`, with the hand-derived gradient of
-:mod:`.step`). The Section 3.1 runs that use it are an experiment: :mod:`monosem.experiments.questions.figure1`."""
+:mod:`.step`). The Section 3.1 runs that use it are an experiment:
+:func:`monosem.experiments.questions.figure1.base.train_figure1`."""
 
 from .loop import (
     A2_FINAL_LR_RATIO,

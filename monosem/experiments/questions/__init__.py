@@ -5,12 +5,8 @@
 module                   question (page)
 ======================== ==================================================================
 ``feature_learning``     RFM's gain over the Laplace kernel as K grows (01)
-``figure1``              Figure 1: specialized first-layer neurons (03)
-``figure1_lazy``         Figure 1 in the lazy regime and from a small initialization (03)
-``figure1_readings``     Figure 1 under readings of the initialization, at the paper's scale (03)
-``figure1_cells``        Figure 1 under one reading, as a cell of the result store (03)
-``figure1_sensitivity``  what moves Figure 1's table: the sensitivity study, its cells (03)
-``figure1_study_page``   the sensitivity study's map, ranking and answers as page 03 shows them (03)
+``figure1`` (package)    Figure 1: specialized first-layer neurons, one module per question:
+                         the live table, the readings, the lazy ablations, the study (03)
 ``sample_efficiency``    Figures 2 and 6: sample efficiency as K grows (04)
 ``regime``               the regime map: MLPs against the oracles as n grows (04)
 ``learned_gates``        Figure 4: MLP-gated local predictors (05)

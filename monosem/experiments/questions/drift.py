@@ -31,7 +31,7 @@ from ..runner import run_jobs
 from ..sweeps import Figure, register_figure
 from ._tables import frame
 from .overlap import PREMISE_SHARE
-from .figure1 import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
+from .figure1.base import FIGURE1_READING, FIGURE1_SAMPLE_SEEDS
 from ..estimate import DeviceModel, mlp_update_seconds
 
 __all__ = ["DriftData", "Phase1Data", "DriftSpec", "drift_spec", "drift_jobs", "compute_drift", "drift_runs", "drift_export_rows",
@@ -45,7 +45,7 @@ _A_SPECIALIZED = 0.71
 class Phase1Data:
     """The phase-1 network's data: ``n`` training and ``n_val`` validation points (the A.1
     checkpoint is validation-selected) of :func:`~monosem.data.figure1_model` (K clusters), drawn
-    with :data:`~.specialization.FIGURE1_SAMPLE_SEEDS`; ``run``: the network seed's index."""
+    with :data:`~.figure1.base.FIGURE1_SAMPLE_SEEDS`; ``run``: the network seed's index."""
 
     K: int
     n: int
@@ -56,7 +56,7 @@ class Phase1Data:
 @dataclass(frozen=True)
 class DriftData:
     """A drift cell's data: Figure 1's training, validation and test sets (``n``, ``n_val``,
-    ``n_test`` points, :data:`~.specialization.FIGURE1_SAMPLE_SEEDS`) of
+    ``n_test`` points, :data:`~.figure1.base.FIGURE1_SAMPLE_SEEDS`) of
     :func:`~monosem.data.figure1_model` (K clusters) and of its
     :func:`~monosem.data.drifted_model` at ``angle`` degrees (the same inputs and clusters, new
     targets); ``run``: the index of the networks' seed in the profile's Figure 1 seeds."""
@@ -109,7 +109,7 @@ class DriftSpec:
 def drift_spec(P: Profile, activation: str = "relu", run: int = 0) -> DriftSpec:
     """The drift cells' settings at profile ``P``: Figure 1's width, batch and evaluation period,
     ``max_steps_relu`` updates per phase for ReLU (``max_steps_other`` otherwise), the A.1 rate,
-    the reading :data:`~.specialization.FIGURE1_READING` and the profile's seed ``run``."""
+    the reading :data:`~.figure1.base.FIGURE1_READING` and the profile's seed ``run``."""
     s, reading = P.specialization, FIGURE1_READING
     steps = s.max_steps_relu if activation == "relu" else s.max_steps_other
     return DriftSpec(activation, int(s.width), int(steps), int(s.batch), int(s.eval_every), int(P.step_revision),
@@ -244,7 +244,7 @@ def drift_runs(profile: str | Profile, angles: Sequence[float] = DRIFT_ANGLES, *
 
     On :func:`~monosem.data.figure1_model` (the model of Figure 1, whose neurons specialize
     strongly) a ``activation`` network of the profile's Figure 1 sizes is trained as Appendix A.1
-    (the reading :data:`~monosem.experiments.questions.figure1.FIGURE1_READING`, the A.1 rate, the
+    (the reading :data:`~monosem.experiments.questions.figure1.base.FIGURE1_READING`, the A.1 rate, the
     validation-selected checkpoint, ``max_steps_relu`` updates for ReLU): phase 1 on the original
     directions; then, for every angle, phase 2 continues the *same* network (a fresh Adam state
     and schedule: a new run started from the phase-1 weights, our choice) on

@@ -1,5 +1,5 @@
-"""Is Figure 1's specialization a feature-learning phenomenon? Page 03's two live ablations of
-the initialization, both from the zero-readout reading (PyTorch's hidden initialization, a = 0:
+"""Is Figure 1's specialization a feature-learning phenomenon? (Section 3.1, Appendix A.1.) Page
+03's two live ablations of the initialization, both from the zero-readout reading (PyTorch's hidden initialization, a = 0:
 the initialization of Lemma 9), first seed:
 
 * the **lazy regime** (Chizat et al.): the output multiplied by alpha and Adam's learning rate
@@ -8,8 +8,9 @@ the initialization of Lemma 9), first seed:
 * the **small initialization**: the hidden initialization times a factor, deeper in the
   feature-learning regime.
 
-The readings ablation (which initialization matches the paper's table, recorded) is
-:mod:`.figure1_readings`.
+Both are readings (:class:`~.base.Reading`) trained by :func:`~.base.train_figure1`: the lazy
+regime sets ``output_scale``, the small initialization ``hidden_scale``. The readings ablation
+(which initialization matches the paper's table, recorded) is :mod:`.readings`.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from typing import NamedTuple
 import pandas as pd
 import torch
 
-from ...data import figure1_model
-from ...models import MLP, init_parameters
-from ...profiles import SpecializationSizes
-from ...specialization import specialization_table
-from .figure1 import READINGS, Figure1Run, train_figure1
+from ....data import figure1_model
+from ....models import MLP, init_parameters
+from ....profiles import SpecializationSizes
+from ....specialization import specialization_table
+from .base import READINGS, Figure1Run, Reading, train_figure1
 
-__all__ = ["relative_movement", "ScaledRun", "ablation_references", "lazy_ablation", "lazy_ablation_frame", "small_init_runs",
+__all__ = ["relative_movement", "ScaledRun", "ablation_reading", "ablation_references", "lazy_ablation", "lazy_ablation_frame", "small_init_runs",
            "small_init_frame", "regime_numbers"]
 
 
@@ -48,12 +49,17 @@ class ScaledRun(NamedTuple):
     test_mse: float
 
 
-def ablation_references(sizes: SpecializationSizes, *, data=None, device: str | torch.device | None = None) -> dict[str, Figure1Run]:
+def ablation_reading(sizes: SpecializationSizes, **changes) -> Reading:
     """The starting point of page 03's two initialization ablations: the zero-readout reading
-    (``READINGS[0]``, PyTorch's hidden initialization, a = 0: Lemma 9's), first seed, for every
-    activation of either ablation."""
+    (``READINGS[0]``, PyTorch's hidden initialization, a = 0: Lemma 9's) at ``sizes``, first seed
+    only, with ``changes``."""
+    return READINGS[0].at(sizes, seeds=tuple(sizes.seeds[:1]), **changes)
+
+
+def ablation_references(sizes: SpecializationSizes, *, data=None, device: str | torch.device | None = None) -> dict[str, Figure1Run]:
+    """Every activation of either ablation under :func:`ablation_reading`, unchanged."""
     acts = dict.fromkeys(sizes.ablation_activations + sizes.small_init_activations)
-    return {act: train_figure1(sizes, act, reading=READINGS[0], seeds=sizes.seeds[:1], data=data, device=device) for act in acts}
+    return {act: train_figure1(ablation_reading(sizes), act, data=data, device=device) for act in acts}
 
 
 def lazy_ablation(sizes: SpecializationSizes, references: dict[str, Figure1Run], *, data=None,
@@ -65,7 +71,7 @@ def lazy_ablation(sizes: SpecializationSizes, references: dict[str, Figure1Run],
     for act in sizes.ablation_activations:
         out.append(ScaledRun(act, 1.0, references[act].models[0], references[act].test_mse[0]))
         for alpha in sizes.lazy_output_scales:
-            run = train_figure1(sizes, act, reading=READINGS[0], output_scale=alpha, seeds=sizes.seeds[:1], data=data, device=device)
+            run = train_figure1(ablation_reading(sizes, output_scale=alpha), act, data=data, device=device)
             out.append(ScaledRun(act, alpha, run.models[0], run.test_mse[0]))
     return out
 
@@ -89,8 +95,8 @@ def lazy_ablation_frame(ablation: list[ScaledRun]) -> pd.DataFrame:
 def small_init_runs(sizes: SpecializationSizes, *, data=None, device: str | torch.device | None = None) -> dict[str, Figure1Run]:
     """The small-initialization ablation: each of ``sizes.small_init_activations`` with its hidden
     initialization times ``sizes.small_init_scale``; first seed, zero readout."""
-    return {act: train_figure1(sizes, act, reading=READINGS[0], hidden_scale=sizes.small_init_scale, seeds=sizes.seeds[:1],
-                               data=data, device=device) for act in sizes.small_init_activations}
+    reading = ablation_reading(sizes, hidden_scale=sizes.small_init_scale)
+    return {act: train_figure1(reading, act, data=data, device=device) for act in sizes.small_init_activations}
 
 
 def small_init_frame(references: dict[str, Figure1Run], small: dict[str, Figure1Run]) -> pd.DataFrame:

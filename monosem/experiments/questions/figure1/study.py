@@ -1,31 +1,317 @@
-"""What page 03 reads from the Figure 1 sensitivity study (Section 3.1, A.1): its tables, its map,
-each factor's effect, the ranking against the paper's table and the sentences about the two
-hypotheses.
+"""What controls Figure 1's active share and alignment: a sensitivity study (Section 3.1, A.1).
 
-Every function reads a study in the shape :func:`.figure1_sensitivity.run_study` and
-:func:`.figure1_sensitivity.recorded_study` return (``{"settings": {label: setting},
-"cells": [{"label", "seed", "seconds", "rows"}]}``); :mod:`.figure1_sensitivity` holds the
-settings and the computation. ``monosem plot figure1-study`` draws :func:`plot_map` from the cells.
+The paper trains its Figure 1 networks under a "balanced feature-learning initialization" and
+"Adam under the corresponding width-aware parameterization", and says no more. Each setting of
+:data:`SETTINGS` is a :class:`~.base.Reading` that fixes one reading of every choice left open
+(hidden initialization scale, the readout's initial value, the readout's learning rate relative
+to the hidden layer's, the gated value branch's initial scale, the cosine horizon, the training
+length) at width 512, with the study's protocol: the paper's six ReLU rates, the other networks at
+:data:`~.base.GATED_RATE_FACTORS` times their stated rates, and data drawn per network seed, so
+that two seeds are two independent replicates. :func:`measure` trains the four networks of one
+seed under it (:func:`~.base.train_figure1`, the one training path) and records, per network,
+everything the table and the paper's own fingerprints need:
+
+* the Figure 1 columns of every branch (active share, A >= .71, A >= .90, D > 1, D > 2);
+* the importance spread (share of the width carrying 90 % of the importance);
+* the share of **dead** neurons: (gate) pre-activation <= 0 on every training example, over the
+  width and over the active set (a dead neuron keeps the importance it had when it died);
+* validation and test MSE and the validation-selected checkpoint step;
+* the fingerprints: the ReLU rate validation picks among the paper's six (the paper: 0.004, best
+  checkpoint at 37 000 of 40 000 updates) and, for the gated networks, whether the paper's stated
+  rate is the best of {rate / 4, rate, rate x 4} on validation.
+
+Parameterizations are expressed through Adam's invariance: Adam's update does not depend on a
+parameter's gradient scale (up to ``eps``), so a layer multiplier ``c`` with rate ``eta`` is the
+same run as no multiplier, the parameter's initial value times ``c`` and the rate times ``c``.
+Standard, NTK, mean-field and muP therefore differ here only in the readout's initial value and its
+rate relative to the hidden layer's (``readout_lr``); the overall rate is the paper's.
+
+Every (setting, seed) is a cell of the result store (:mod:`monosem.experiments.cache`): data
+:class:`StudyData` (Figure 1's K, the setting's training size, the seed), method :data:`METHOD`
+with the setting as its spec, computed by :func:`measure`; the figure ``figure1-study``
+(:func:`study_jobs`, the same cells at every profile) is run, recorded (at profile
+:data:`RECORDED_PROFILE`) and exported like every other figure, and an interrupted study resumes
+where it stopped. :func:`run_study` and :func:`recorded_study` give the study as one dictionary
+(``{"settings": {label: setting fields}, "cells": [{"label", "seed", "seconds", "rows"}]}``),
+and the rest of the module is what page 03 reads from it: its tables, its map (``monosem plot
+figure1-study``), each factor's effect, the ranking against the paper's table and the sentences
+about the two hypotheses.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Sequence
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 
-from ...specialization import PAPER_FIGURE1
-from ...train import LR_A1
-from ..registry import register_plot
-from .figure1_sensitivity import recorded_study, study_of_records
+from ....checks import check_choice
+from ....data import figure1_model
+from ....models import MLP
+from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table
+from ....train import LR_A1
+from ...cache import Job, ResultCache
+from ...recorded import load_recorded_cells
+from ...registry import register_method, register_plot, register_rows
+from ...runner import run_jobs
+from ...sweeps import Figure, register_figure
+from .base import GATED_RATE_FACTORS, READOUT_INITS, Reading, figure1_data, train_figure1
 
-__all__ = ["recorded_study", "study_frame", "selected_frame", "fingerprints", "paper_distance", "FACTORS", "BRANCHES", "setting_means",
-           "factor_effects", "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers"]
+__all__ = ["STUDY_BASE", "SETTINGS", "STUDY_SEEDS", "setting", "StudyData", "METHOD", "RECORDED_PROFILE", "RECORDED_NAME", "measure",
+           "study_job", "study_jobs", "compute_study_cell", "run_study", "study_of_records", "recorded_study", "study_rows", "dead_share",
+           "study_frame", "selected_frame", "fingerprints", "paper_distance", "FACTORS", "BRANCHES", "setting_means", "factor_effects",
+           "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers"]
 
+STUDY_SEEDS = (0, 1)
+#: the cells' method and figure
+METHOD = "figure1-study"
+#: the profile the study's cells are recorded at (``monosem study figure1 --record``); the
+#: study's sizes are its settings', the same at every profile
+RECORDED_PROFILE = "cpu"
+#: the named file the study was recorded in before its cells (found through
+#: :data:`monosem.experiments.legacy.NAMED_RECORDS`)
+RECORDED_NAME = "figure1_sensitivity_w512"
+
+#: The study's base: the book's Figure 1 reading (:data:`~.base.FIGURE1_READING`) at width 512,
+#: batch 256, 6 000 updates of every network, an evaluation every 250, under the study's protocol.
+STUDY_BASE = Reading("base (balanced, x0.1)", readout_lr=1.0, width=512, batch=256, max_steps_relu=6_000, max_steps_other=6_000,
+                     eval_every=250, gated_rate_factors=GATED_RATE_FACTORS, data_per_seed=True)
+
+
+def _setting(label: str, *, readout: str | None = None, steps: int | None = None, **changes: Any) -> Reading:
+    """:data:`STUDY_BASE` named ``label`` with the readout's initial value ``readout`` (a name of
+    :data:`~.base.READOUT_INITS`), ``steps`` updates of every network and ``changes``."""
+    if readout is not None:
+        changes["init"] = READOUT_INITS[check_choice(readout, "readout_init", tuple(READOUT_INITS))]
+    if steps is not None:
+        changes |= {"max_steps_relu": steps, "max_steps_other": steps}
+    return replace(STUDY_BASE, name=label, **changes)
+
+
+def setting(fields: dict[str, Any], name: str = "") -> Reading:
+    """The study reading of a study's ``settings`` entry (:meth:`~.base.Reading.setting_fields`),
+    named ``name``."""
+    fields = dict(fields)
+    return _setting(name or STUDY_BASE.name, readout=fields.pop("readout_init"), steps=fields.pop("steps"), **fields)
+
+
+_m, _d = STUDY_BASE.width, 40
+#: The study's settings by label: the base (the book's Figure 1 reading at width 512) and one
+#: factor at a time around it, plus the probe's all-small reading and the standard / NTK / muP
+#: parameterizations at full scale.
+SETTINGS: dict[str, Reading] = {s.name: s for s in (
+    STUDY_BASE,
+    # initialization scale (balanced readout)
+    _setting("balanced x1", hidden_scale=1.0),
+    _setting("balanced x0.3", hidden_scale=0.3),
+    _setting("balanced x0.03", hidden_scale=0.03),
+    _setting("balanced x0.01", hidden_scale=0.01),
+    # the readout's initial value
+    _setting("zero readout x0.1", readout="zero"),
+    _setting("standard readout x0.1", readout="standard"),
+    _setting("zero readout x1", readout="zero", hidden_scale=1.0),
+    _setting("zero readout x0.01", readout="zero", hidden_scale=0.01),
+    _setting("standard x0.01", readout="standard", hidden_scale=0.01),
+    _setting("standard x0.03", readout="standard", hidden_scale=0.03),
+    # parameterizations (Adam: the readout's initial value and relative rate)
+    _setting("standard (PyTorch)", readout="standard", hidden_scale=1.0),
+    _setting("NTK", readout="standard", hidden_scale=1.0, readout_lr=round(math.sqrt(_d / _m), 4)),
+    _setting("muP / mean-field (base 2 048)", readout="zero", hidden_scale=1.0, readout_lr=2048 / _m),
+    _setting("readout rate x0.1", readout_lr=0.1),
+    _setting("readout rate x0.28", readout_lr=round(math.sqrt(_d / _m), 4)),
+    _setting("readout rate x4", readout_lr=4.0),
+    # the gated value branch smaller than the gate
+    _setting("value x0.3", value_scale=0.3),
+    _setting("value x0.1", value_scale=0.1),
+    # the cosine horizon and the training length
+    _setting("horizon x2", horizon=2.0),
+    _setting("horizon x10", horizon=10.0),
+    _setting("steps 2 000", steps=2_000),
+    _setting("steps 12 000", steps=12_000),
+    _setting("NTK x0.1", readout="standard", readout_lr=round(math.sqrt(_d / _m), 4)),
+)}
+
+
+def dead_share(model: MLP, x: torch.Tensor, neurons: torch.Tensor | None = None) -> float:
+    """Share of ``neurons`` (default: all) whose (gate) pre-activation is <= 0 on every row of
+    ``x``: a ReLU or ReGLU neuron there has zero output and zero gradient on the whole set. For
+    GELU and SwiGLU the same test marks neurons that are (almost) off everywhere."""
+    W, b = model.W.detach()[: model.width], model.b.detach()[: model.width]
+    on = torch.zeros(model.width, dtype=torch.bool, device=W.device)
+    for chunk in torch.split(x, 8192):
+        on |= (torch.addmm(b, chunk, W.T) > 0).any(0)
+    dead = ~on
+    if neurons is not None:
+        if neurons.numel() == 0:
+            return math.nan
+        dead = dead[neurons.to(dead.device)]
+    return float(dead.double().mean())
+
+
+def _network_rows(model: MLP, seed: int, lr: float, val: float, test: float, best_step: int, x_train: torch.Tensor) -> list[dict]:
+    directions = figure1_model().directions
+    imp = importance(model)
+    act = active_set(imp, 0.999)
+    base = {"activation": model.activation, "seed": seed, "lr": lr, "val_mse": val, "test_mse": test, "best_step": best_step,
+            "active_pct": 100 * act.numel() / model.width,
+            "spread90_pct": 100 * active_set(imp, 0.9).numel() / model.width,
+            "dead_pct": 100 * dead_share(model, x_train),
+            "dead_of_active_pct": 100 * dead_share(model, x_train, act)}
+    return [base | {"branch": r.branch, "A071_pct": 100 * r.frac_A071, "A090_pct": 100 * r.frac_A090,
+                    "D1_pct": 100 * r.frac_D1, "D2_pct": 100 * r.frac_D2} for r in specialization_table(model, directions)]
+
+
+def measure(s: Reading, seed: int, *, device: str | torch.device | None = None, progress: bool = False) -> dict:
+    """Train every network of one seed under ``s`` (:func:`~.base.train_figure1` on the seed's
+    own data: ReLU at every rate of its grid, the others at each of its rate factors) and return
+    ``{"rows": [...], "seconds"}``: one row per network and branch, selected or not (see the
+    module docstring)."""
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    data = figure1_data(s, seed, device=dev)
+    rows, t0 = [], time.perf_counter()
+    for activation in ("relu", "gelu", "reglu", "swiglu"):
+        run = train_figure1(s, activation, seeds=(seed,), data=data, device=dev, progress=progress)
+        for c in run.candidates:
+            rows += _network_rows(c.model, seed, c.lr, c.val_mse, c.test_mse, c.best_step, data[0].x_train)
+    return {"rows": rows, "seconds": time.perf_counter() - t0}
+
+
+# --- the study's cells ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """A study cell's data: Figure 1's model (``K`` clusters, :func:`~monosem.data.figure1_model`),
+    ``n`` training points (the setting's ``n_train``) and ``run``, the seed of the networks and of
+    the samples (:func:`measure`). Everything else the cell reads is its :class:`Reading`."""
+
+    K: int
+    n: int
+    run: int
+
+
+def study_job(s: Reading, seed: int, profile: str = RECORDED_PROFILE) -> Job:
+    """The cell of setting ``s`` at seed ``seed`` (``profile`` only names who declared it: it is
+    not part of the cell's key)."""
+    return Job(METHOD, StudyData(figure1_model().K, s.n_train, int(seed)), s, profile)
+
+
+def study_jobs(settings: dict[str, Reading] | None = None, seeds: Iterable[int] | None = None,
+               profile: str = RECORDED_PROFILE) -> list[Job]:
+    """The study's cells: every setting of ``settings`` (default :data:`SETTINGS`, in its order),
+    each at every seed of ``seeds`` (default :data:`STUDY_SEEDS`)."""
+    settings = SETTINGS if settings is None else settings
+    seeds = STUDY_SEEDS if seeds is None else tuple(seeds)
+    return [study_job(s, seed, profile) for s in settings.values() for seed in seeds]
+
+
+def compute_study_cell(job: Job, cache: ResultCache | None = None, *, device: str | torch.device | None = None) -> dict[str, Any]:
+    """One cell of the study (Section 3.1, A.1): :func:`measure` of its setting at its seed, on
+    ``device`` (default: the CPU, as recorded). Returns ``{"rows", "seconds"}``."""
+    s, data = job.spec, job.data
+    if (data.K, data.n) != (figure1_model().K, s.n_train):
+        raise ValueError(f"{job.label()}: a study cell's data is Figure 1's K = {figure1_model().K} and its setting's n_train = {s.n_train}")
+    return measure(s, job.run, device=device, progress=False)
+
+
+def _figure_jobs(P) -> list[Job]:
+    return study_jobs(profile=P.name)
+
+
+def _study_sizes(P) -> dict[str, Reading]:
+    """The study's grid at any profile: its own settings (their sizes are the study's)."""
+    return SETTINGS
+
+
+register_method(METHOD, compute=compute_study_cell)
+register_figure(Figure(METHOD, "What moves Figure 1's table: the sensitivity study at width 512 (Section 3.1, A.1)", (METHOD,),
+                       _study_sizes, jobs=_figure_jobs))
+
+
+def _study(settings: dict[str, Reading], cells: list[tuple[str, Job, dict[str, Any]]]) -> dict[str, Any]:
+    """``{"settings": {label: setting fields}, "cells": [{"label", "seed", "seconds", "rows"}]}``
+    from ``(label, job, record)`` triples (a cell's seconds: :func:`measure`'s training time)."""
+    return {"settings": {label: s.setting_fields() for label, s in settings.items()},
+            "cells": [{"label": label, "seed": job.run, "seconds": rec["metrics"]["seconds"], "rows": rec["metrics"]["rows"]}
+                      for label, job, rec in cells]}
+
+
+def run_study(settings: dict[str, Reading] | None = None, seeds: Iterable[int] = STUDY_SEEDS, *, cache: ResultCache | None = None,
+              device: str | torch.device | None = None, progress: bool = True, compute: bool = True, part: tuple[int, int] = (0, 1)) -> dict:
+    """Every (setting, seed) of the study (Section 3.1, A.1) from the result store ``cache``
+    (default: ``$MONOSEM_CACHE``, else ``results/cache``), the missing cells computed and stored
+    at once (:func:`~monosem.experiments.runner.run_jobs`). Returns ``{"settings": {label:
+    setting fields}, "cells": [{"label", "seed", "seconds", "rows"}]}``, the cells in the order
+    of ``settings`` (default :data:`SETTINGS`) and ``seeds``; with ``compute=False`` missing cells
+    are skipped. ``part=(i, k)`` computes only every k-th cell from the i-th (k workers on
+    disjoint cells); the others are read if cached."""
+    settings = SETTINGS if settings is None else settings
+    cache = ResultCache() if cache is None else cache
+    i, k = part
+    if not (k >= 1 and 0 <= i < k):
+        raise ValueError(f"part=(i, k) needs 0 <= i < k, got {part!r}")
+    seeds = tuple(seeds)
+    labelled = [(label, study_job(s, seed)) for label, s in settings.items() for seed in seeds]
+    jobs = [job for _, job in labelled]
+    mine = jobs[i::k] if compute else []
+    records = (run_jobs(mine, functools.partial(compute_study_cell, device=device), cache, progress=progress, desc="figure1 study")
+               if mine else {})
+    done, _ = cache.status([job for job in jobs if job not in records])  # a damaged file is moved aside, with a warning
+    records |= {job: cache.load(job) for job in done}
+    return _study(settings, [(label, job, records[job]) for label, job in labelled if job in records])
+
+
+def study_of_records(records: dict[Job, dict[str, Any]]) -> dict[str, Any]:
+    """The study's cells ``{job: record}`` (cached or recorded) in :func:`run_study`'s shape, in
+    their order, each labelled by its setting's label in :data:`SETTINGS` (a setting outside it
+    by its key)."""
+    labels = {s: label for label, s in reversed(SETTINGS.items())}  # a setting listed twice: its first label
+    cells = [(labels.get(job.spec, f"setting {job.key()}"), job, rec) for job, rec in records.items()]
+    return _study({label: job.spec for label, job, _ in cells}, cells)
+
+
+def recorded_study() -> dict[str, Any] | None:
+    """The recorded study (Section 3.1, A.1): the recorded cells of profile
+    :data:`RECORDED_PROFILE`, or those recorded in the named file :data:`RECORDED_NAME` before
+    they were cells. Returns ``{"recorded": the latest cell's date, "seconds": the cells' wall
+    times summed, "machine": the first cell's machine, "results": the study in :func:`run_study`'s
+    shape}``, or ``None`` when no cell is recorded."""
+    records = load_recorded_cells(study_jobs(), RECORDED_PROFILE)
+    if not records:
+        return None
+    timings = [rec.get("timing", {}) for rec in records.values()]
+    return {"recorded": max(str(t.get("finished", "")) for t in timings),
+            "seconds": sum(float(t.get("seconds", 0.0)) for t in timings),
+            "machine": next(iter(records.values())).get("machine", {}),
+            "results": study_of_records(records)}
+
+#: what an exported row of the study holds after its setting and seed: the network, the branch and
+#: every measured column (:func:`measure`)
+_ROW_COLUMNS = ("activation", "lr", "branch", "active_pct", "A071_pct", "A090_pct", "D1_pct", "D2_pct", "spread90_pct", "dead_pct",
+                "dead_of_active_pct", "val_mse", "test_mse", "best_step")
+
+
+def study_rows(records: dict[Job, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The study's cells ``{job: record}`` as export rows (``monosem export figure1-study``): one
+    per setting label, seed, network (activation and rate) and branch, with the measured columns
+    and the cell's key."""
+    study = study_of_records(records)
+    rows = []
+    for cell, job in zip(study["cells"], records, strict=True):
+        rows += [{"setting": cell["label"], "seed": cell["seed"], **{c: r.get(c) for c in _ROW_COLUMNS}, "key": job.key()}
+                 for r in cell["rows"]]
+    return rows
+
+
+register_rows(METHOD, study_rows)
 
 # --- reading the study ------------------------------------------------------------------------
+
 
 def study_frame(result: dict) -> pd.DataFrame:
     """Every network and branch of the study as one long table (one row per setting label, seed,
@@ -145,7 +431,7 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
     the paper's value a star."""
     import matplotlib.pyplot as plt
 
-    from ... import plots
+    from .... import plots
 
     paper = PAPER_FIGURE1 if paper is None else paper
     groups: dict[str, str] = {}
@@ -192,6 +478,7 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
 
 
 # --- the study's answers -------------------------------------------------------------------------
+
 
 def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
     """Every setting scored on the table and on the paper's fingerprints, best first (most cosine

@@ -2,56 +2,63 @@
 table, and does the table reproduce at the paper's own scale? (Section 3.1, Appendix A.1.)
 
 Both answers come from recorded runs, too long for a book build: the **readings ablation** trains
-the whole table under each reading of :data:`.specialization.READINGS` at the cpu profile's sizes
-and scores each by its distance to the paper's table (:func:`reading_ablation`,
+the whole table under each reading of :data:`~.base.READINGS` at the cpu profile's sizes and
+scores each by its distance to the paper's table (:func:`reading_ablation`,
 :func:`ablation_scores`, :func:`ablation_verdict`); the **paper-scale runs** train one reading at
 the paper's sizes and keep, besides the table, the neurons page 03 draws, the ReLU table at every
 searched rate and the spread of the importance (:func:`paper_comparison_frame`,
-:func:`paper_scale_verdict`, :func:`paper_scale_numbers`). Here too: what page 03 shows of these
-records, the numbers its closing remarks quote and its verdicts.
+:func:`paper_scale_verdict`, :func:`paper_scale_numbers`).
+
+Each reading at a profile's sizes is a cell of the result store (:func:`reading_job`): the method
+:data:`METHOD` on :class:`Figure1Data` (Figure 1's model and its fixed sample seeds) with the
+:class:`~.base.Reading` as its spec. Computing it trains the four networks of every seed
+(:func:`reading_entry`), resuming from checkpoints kept beside the cache. ``python -m monosem
+readings --profile P [--width W] [--readings NAME ...]`` computes the cells and ``--record`` ships
+them; :func:`recorded_readings` gathers the recorded cells of a profile and width into the shape
+the page reads. Figure 1 runs recorded in one named file per run are found through
+:data:`monosem.experiments.legacy.NAMED_RECORDS`. Here too: what page 03 shows of these records.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 import torch
 
-from ...data import figure1_model
-from ...device import get_device
-from ...profiles import Profile, SpecializationSizes, get_profile
-from ...specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
-from ...train import STEP_REVISION
-from .figure1_lazy import ScaledRun, regime_numbers
-from .figure1 import (BRANCH_NAMES, FIGURE1_READING, READINGS, REPRODUCE_PP, Figure1Run, Reading,
-                             branch_means, figure1_claims, figure1_data, live_numbers, minus_paper, neuron_panels, table_row, table_rows,
-                             train_figure1)
+from ....data import figure1_model
+from ....device import get_device
+from ....profiles import Profile, SpecializationSizes, get_profile
+from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
+from ....train import STEP_REVISION, STEP_REVISIONS
+from ...cache import EARLIER_SECONDS, Job, ResultCache
+from ...recorded import load_recorded_cells
+from ...registry import register_method, register_rows
+from ...sweeps import Figure, register_figure
+from .base import (BRANCH_NAMES, FIGURE1_READING, READINGS, STUDY_READINGS, Figure1Run, Reading, branch_means, figure1_data,
+                   minus_paper, neuron_panels, table_row, table_rows, train_figure1)
+from .table import REPRODUCE_PP
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure as PlotFigure
 
-    from ..verdicts import Claim
-
-__all__ = ["rate_rows", "rate_frame", "SPREAD_FRACTIONS", "importance_spread", "importance_spread_frame",
-           "figure_neurons", "reading_ablation", "paper_comparison_frame", "ablation_scores", "ablation_frame", "ablation_summary",
-           "ablation_verdict", "paper_scale_verdict", "paper_scale_numbers", "ablation_report", "paper_run_report",
-           "drawn_neuron_figures", "paper_scale_tables", "study_paper_report", "study_paper_text",
-           "page_numbers", "page_claims", "show"]
-
-#: the page whose verdicts :func:`page_claims` gives
-PAGE = "03_specialization"
+__all__ = ["rate_rows", "rate_frame", "SPREAD_FRACTIONS", "importance_spread", "importance_spread_frame", "figure_neurons",
+           "reading_entry", "reading_ablation", "paper_comparison_frame", "ablation_scores", "ablation_frame", "ablation_summary",
+           "ablation_verdict", "paper_scale_verdict", "paper_scale_numbers", "METHOD", "Figure1Data", "reading_job", "reading_jobs",
+           "compute_reading", "recorded_readings", "study_paper_records", "width_check", "reading_rows", "ablation_report",
+           "paper_run_report", "drawn_neuron_figures", "paper_scale_tables", "study_paper_report", "study_paper_text"]
 
 
 def rate_rows(run: Figure1Run) -> list[dict]:
     """The Figure 1 rows of every candidate of a learning-rate search (the ReLU grid), selected or
-    not, as :func:`.specialization.table_rows` gives them plus ``val_mse`` and ``selected``: how
+    not, as :func:`~.base.table_rows` gives them plus ``val_mse`` and ``selected``: how
     the table depends on the rate that validation picks (the paper reports picking 0.004)."""
     directions = figure1_model().directions
     chosen = set(zip(run.lrs, run.seeds))
-    return [table_row(r, seed, err, lr) | {"val_mse": float(val), "selected": (lr, seed) in chosen}
-            for lr, seed, net, val, err in run.candidates for r in specialization_table(net, directions)]
+    return [table_row(r, c.seed, c.test_mse, c.lr) | {"val_mse": float(c.val_mse), "selected": (c.lr, c.seed) in chosen}
+            for c in run.candidates for r in specialization_table(c.model, directions)]
 
 
 def rate_frame(rows: list[dict]) -> pd.DataFrame:
@@ -111,6 +118,28 @@ def figure_neurons(runs: dict[str, Figure1Run], k: int = 4) -> dict[str, list[di
     return out
 
 
+def reading_entry(reading: Reading, *, data=None, device: str | torch.device | None = None,
+                  checkpoint_dir: str | os.PathLike | None = None, progress: bool = True) -> dict:
+    """Train the four Figure 1 networks of every seed under ``reading`` (:func:`~.base.train_figure1`)
+    and return its whole table: ``{"rows": [{branch, seed, n_active, width, frac_A071, frac_A090,
+    frac_D1, frac_D2, test_mse, lr}], "seconds", "earlier_seconds", "source", "lrs"}``.
+    ``seconds`` is the training wall time, the earlier sittings of networks resumed from
+    ``checkpoint_dir`` included; ``earlier_seconds`` is those. With the reading's ``neurons`` it
+    also keeps :func:`figure_neurons`, ``relu_rates`` (the ReLU table at every rate of the search,
+    :func:`rate_rows`) and :func:`importance_spread`."""
+    dev = get_device(device)
+    data = data if data is not None else figure1_data(reading, device=dev)
+    runs = {act: train_figure1(reading, act, data=data, device=dev, checkpoint_dir=checkpoint_dir, progress=progress)
+            for act in ("relu", "gelu", "reglu", "swiglu")}
+    # the whole runs' training time, earlier sittings of resumed ones included
+    entry = {"rows": table_rows(runs), "seconds": sum(r.seconds + r.earlier_seconds for r in runs.values()),
+             "earlier_seconds": sum(r.earlier_seconds for r in runs.values()), "source": reading.source,
+             "lrs": {act: list(run.lrs) for act, run in runs.items()}}
+    if reading.neurons:
+        entry |= {"neurons": figure_neurons(runs), "relu_rates": rate_rows(runs["relu"]), "importance_spread": importance_spread(runs)}
+    return entry
+
+
 def reading_ablation(
     sizes: SpecializationSizes,
     readings: Sequence[Reading] = READINGS,
@@ -122,31 +151,19 @@ def reading_ablation(
     neurons: bool = False,
     step_revision: int = STEP_REVISION,
 ) -> dict:
-    """Train the four Figure 1 networks of every seed under each reading at ``sizes`` and return
-    the whole Figure 1 table per reading: ``{"width", "seeds", "readings": {name: {"rows":
-    [{branch, seed, n_active, width, frac_A071, frac_A090, frac_D1, frac_D2, test_mse, lr}],
-    "seconds", "earlier_seconds", "source"}}}``. ``seconds`` is the training wall time, the earlier
-    sittings of networks resumed from ``checkpoint_dir`` included; ``earlier_seconds`` is those.
-    With ``neurons`` each reading also keeps :func:`figure_neurons`, ``relu_rates`` (the ReLU table
-    at every rate of the search, :func:`rate_rows`) and :func:`importance_spread`. A muP reading at
-    its base width is the plain one and is skipped. ``step_revision`` as in :func:`.specialization.train_figure1`."""
+    """The readings ablation: each of ``readings`` at ``sizes`` (with ``neurons`` and the training
+    step's ``step_revision``) through :func:`reading_entry`, as ``{"width", "batch", "seeds",
+    "step_revision", "readings": {name: entry}}``. A muP reading at its base width is the plain one
+    and is skipped."""
     dev = get_device(device)
-    data = data if data is not None else figure1_data(sizes, device=dev)
+    first = FIGURE1_READING.at(sizes)
+    data = data if data is not None else figure1_data(first, device=dev)
     out = {"width": sizes.width, "batch": sizes.batch, "seeds": list(sizes.seeds), "step_revision": int(step_revision), "readings": {}}
     for reading in readings:
         if reading.mup_base_width == sizes.width:
             continue
-        runs = {act: train_figure1(sizes, act, reading=reading, data=data, device=dev, checkpoint_dir=checkpoint_dir,
-                                   progress=progress, step_revision=step_revision) for act in ("relu", "gelu", "reglu", "swiglu")}
-        # the whole runs' training time, earlier sittings of resumed ones included
-        out["readings"][reading.name] = {"rows": table_rows(runs), "seconds": sum(r.seconds + r.earlier_seconds for r in runs.values()),
-                                         "earlier_seconds": sum(r.earlier_seconds for r in runs.values()),
-                                         "source": reading.source,
-                                         "lrs": {act: list(run.lrs) for act, run in runs.items()}}
-        if neurons:
-            out["readings"][reading.name]["neurons"] = figure_neurons(runs)
-            out["readings"][reading.name]["relu_rates"] = rate_rows(runs["relu"])
-            out["readings"][reading.name]["importance_spread"] = importance_spread(runs)
+        at = reading.at(sizes, step_revision=int(step_revision), neurons=neurons)
+        out["readings"][reading.name] = reading_entry(at, data=data, device=dev, checkpoint_dir=checkpoint_dir, progress=progress)
     return out
 
 
@@ -175,7 +192,7 @@ def paper_comparison_frame(recorded: dict, live_rows: list[dict] | None = None, 
 
 
 def _ordered(readings) -> list[str]:
-    """Reading names in :data:`.specialization.READINGS` order (the default first), others after: a recorded
+    """Reading names in :data:`~.base.READINGS` order (the default first), others after: a recorded
     result read back from JSON may hold them in another order."""
     known = [r.name for r in READINGS if r.name in readings]
     return known + [n for n in readings if n not in known]
@@ -236,7 +253,7 @@ def ablation_summary(result: dict, paper: dict | None = None) -> pd.DataFrame:
 def ablation_verdict(result: dict) -> str:
     """The ablation's answer in words, computed from its scores: the closest reading overall, its
     margin over the default (the first reading), and whether any reading puts the ReGLU gate
-    within :data:`.specialization.REPRODUCE_PP` points of the paper on all three columns."""
+    within :data:`~.table.REPRODUCE_PP` points of the paper on all three columns."""
     scores = ablation_scores(result)
     names = _ordered(scores)
     best = min(names, key=lambda n: scores[n]["mean_pp"])
@@ -269,7 +286,7 @@ def ablation_verdict(result: dict) -> str:
 
 def paper_scale_verdict(recorded: dict, paper: dict | None = None) -> str:
     """The paper-scale run's answer in words, computed from its table: which of the six rows land
-    within :data:`.specialization.REPRODUCE_PP` points of the paper on all three columns (active share, % with
+    within :data:`~.table.REPRODUCE_PP` points of the paper on all three columns (active share, % with
     A >= .71, % with A >= .90), which do not and by how much at most, and whether the ReGLU
     gate / value split (a strongly aligned gate over a weakly aligned value branch) appears."""
     paper = PAPER_FIGURE1 if paper is None else paper
@@ -328,8 +345,172 @@ def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, 
     out["distance"] = f"{ablation_scores({'readings': {'r': entry}}, paper)['r']['mean_pp']:.1f}"
     return out
 
+# --- the readings as cells of the result store ------------------------------------------------
+
+#: the cell's method
+METHOD = "figure1-reading"
+
+
+@dataclass(frozen=True)
+class Figure1Data:
+    """Figure 1's data: ``n`` training, ``n_val`` validation and ``n_test`` test points of
+    :func:`~monosem.data.figure1_model` (K clusters), drawn with
+    :data:`~.base.FIGURE1_SAMPLE_SEEDS` (``run`` 0: one fixed draw; the networks' seeds are the
+    spec's)."""
+
+    K: int
+    n: int
+    run: int
+    n_val: int
+    n_test: int
+
+
+def reading_job(profile: Profile, reading: Reading, *, width: int | None = None, step_revision: int | None = None,
+                neurons: bool = False) -> Job:
+    """The cell of ``reading`` at ``profile``'s Figure 1 sizes (``width`` instead of the profile's
+    when given; the profile's step revision unless ``step_revision``)."""
+    s = profile.specialization
+    revision = profile.step_revision if step_revision is None else int(step_revision)
+    if revision not in STEP_REVISIONS:
+        raise ValueError(f"step_revision must be one of {list(STEP_REVISIONS)}, got {revision}")
+    spec = reading.at(s, width=int(width if width is not None else s.width), step_revision=revision, neurons=bool(neurons))
+    data = Figure1Data(figure1_model().K, spec.n_train, 0, spec.n_val, spec.n_test)
+    return Job(METHOD, data, spec, profile.name)
+
+
+def reading_jobs(profile: Profile, readings: Sequence[Reading] = READINGS, *, width: int | None = None,
+                 step_revision: int | None = None, neurons: bool | None = None) -> list[Job]:
+    """The cells of ``readings`` at ``profile`` (a muP reading at its own base width is the plain
+    one and is left out); ``neurons`` by default only for a single reading (a paper-scale run)."""
+    keep = len(readings) == 1 if neurons is None else neurons
+    w = width if width is not None else profile.specialization.width
+    return [reading_job(profile, r, width=w, step_revision=step_revision, neurons=keep) for r in readings if r.mup_base_width != w]
+
+
+def compute_reading(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
+    """Train the cell's reading (:func:`reading_entry`), resuming from the checkpoints under
+    ``<cache>/checkpoints/<key>`` (none without a cache): the reading's entry, with the width,
+    batch and seeds; the earlier sittings' wall time goes to the cell's timing."""
+    spec: Reading = job.spec
+    if (job.data.n, job.data.n_val, job.data.n_test) != (spec.n_train, spec.n_val, spec.n_test):
+        raise ValueError(f"{job.label()}: the data's sizes {job.data} are not the reading's n_train={spec.n_train}, "
+                         f"n_val={spec.n_val}, n_test={spec.n_test}")
+    checkpoints = None if cache is None else cache.root / "checkpoints" / job.key()
+    entry = reading_entry(spec, checkpoint_dir=checkpoints)
+    entry[EARLIER_SECONDS] = entry.get("earlier_seconds", 0.0)
+    return entry | {"width": spec.width, "batch": spec.batch, "seeds": list(spec.seeds)}
+
+
+register_method(METHOD, compute=compute_reading)
+register_figure(Figure("figure1-readings", "Figure 1 under each reading of the initialization (Section 3.1)", (METHOD,),
+                       "specialization", jobs=lambda P: reading_jobs(P)))
+# Figure 1 itself: the table under the reading the book uses, at the profile's sizes
+register_figure(Figure("fig1", "Figure 1: specialized first-layer neurons (Section 3.1)", (METHOD,), "specialization",
+                       jobs=lambda P: [reading_job(P, FIGURE1_READING)]))
+
+
+def recorded_readings(profile: str, width: int, readings: Sequence[Reading] = READINGS) -> dict[str, Any] | None:
+    """The recorded cells of ``readings`` at ``profile`` and ``width`` (each at whichever step
+    revision it was recorded, the profile's first) in the shape :func:`reading_ablation`
+    returns, with the profile, the first cell's date and machine and the cells' summed wall time:
+    ``{"profile", "recorded", "seconds", "machine", "results": {"width", "batch", "seeds",
+    "step_revision", "readings": {name: entry}}}``; ``None`` when none is recorded."""
+    P = get_profile(profile)
+    revisions = [P.step_revision] + [r for r in STEP_REVISIONS if r != P.step_revision]
+    # every candidate cell of every reading, in order of preference, looked up in one pass
+    candidates = {reading.name: [(rev, reading_job(P, reading, width=width, step_revision=rev, neurons=n))
+                                 for rev in revisions for n in (len(readings) == 1, len(readings) != 1)]
+                  for reading in readings}
+    records = load_recorded_cells([job for cands in candidates.values() for _, job in cands], profile)
+    found: dict[str, dict[str, Any]] = {}
+    for name, cands in candidates.items():
+        hit = next(((rev, records[job]) for rev, job in cands if job in records), None)
+        if hit is not None:
+            found[name] = hit[1] | {"step_revision": hit[0]}
+    if not found:
+        return None
+    first = next(iter(found.values()))
+    m = first["metrics"]
+    entries = {name: {k: v for k, v in rec["metrics"].items() if k not in ("width", "batch", "seeds")} for name, rec in found.items()}
+    return {"profile": first.get("profile", profile), "recorded": first["timing"].get("finished"),
+            "seconds": sum(rec["timing"]["seconds"] for rec in found.values()), "machine": first.get("machine", {}),
+            "results": {"width": m["width"], "batch": m["batch"], "seeds": m["seeds"], "step_revision": first["step_revision"],
+                        "readings": entries}}
+
+
+def study_paper_records() -> dict[str, dict[str, Any] | None]:
+    """The paper-scale runs of the sensitivity study's best readings
+    (:data:`~.base.STUDY_READINGS`), by name (:func:`recorded_readings`); ``None`` where
+    not recorded."""
+    return {r.name: recorded_readings("paper", get_profile("paper").specialization.width, [r]) for r in STUDY_READINGS}
+
+
+def _nearer(gain: float) -> str:
+    """A gain in mean distance to the paper's table, in words."""
+    return f"{abs(gain):.1f} points {'closer to' if gain > 0 else 'farther from'}"
+
+
+def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, int] = (512, 2048)) -> tuple[pd.DataFrame, str]:
+    """Does a study reading's gain over the balanced reading survive a wider network? Under the
+    cpu profile's protocol (its updates, batch, ReLU rate grid and seeds; only the width changes),
+    per reading and width: the ReLU network's active share and % with A >= .71 and the ReGLU
+    gate's and value branch's % with A >= .71 (seed means; the value scale moves only the gated
+    networks), and the mean distance to the paper's table
+    (:func:`ablation_scores`); and one sentence per study reading recorded at both widths:
+    its gain (the balanced reading's distance minus its own) at each width, and what that says."""
+    recs = {w: recorded_readings("cpu", w, (FIGURE1_READING, *study)) for w in widths}
+    rows = []
+    for w, rec in recs.items():
+        if rec is None:
+            continue
+        scores = ablation_scores(rec["results"])
+        for name, entry in rec["results"]["readings"].items():
+            means = branch_means(entry["rows"])
+            rows.append({"reading": name, "width": w, "ReLU active %": means["relu"]["active_pct"],
+                         "ReLU A ≥ .71 %": means["relu"]["A071_pct"], "ReGLU gate A ≥ .71 %": means["reglu gate"]["A071_pct"],
+                         "ReGLU value A ≥ .71 %": means["reglu value"]["A071_pct"],
+                         "mean distance (points)": scores[name]["mean_pp"]})
+    frame = pd.DataFrame(rows).set_index(["reading", "width"]) if rows else pd.DataFrame()
+    dist = {key: row["mean distance (points)"] for key, row in frame.iterrows()} if rows else {}
+    lines = []
+    for r in study:
+        if not all((r.name, w) in dist and (FIGURE1_READING.name, w) in dist for w in widths):
+            continue
+        small, wide = (dist[(FIGURE1_READING.name, w)] - dist[(r.name, w)] for w in widths)
+        if small <= 0:
+            what = ("it is no closer at the smaller width under this protocol (the study's searched six ReLU rates and "
+                    "three gated rates), so this check cannot tell what undoes its gain")
+        elif wide >= small / 2:
+            what = ("its gain survives the wider network at this training length, so the width alone does not undo it; "
+                    "what else differs at the paper's scale (longer training, batch 2 048, the six-rate ReLU search) "
+                    "is not separated here")
+        else:
+            what = "the wider network loses most of its gain, so the width undoes it, at this training length already"
+        lines.append(f"'{r.name}' is {_nearer(small)} the paper's table than '{FIGURE1_READING.name}' at width {widths[0]} "
+                     f"and {_nearer(wide)} it at width {widths[1]}: {what}.")
+    return frame, " ".join(lines) or "The study's readings have not run at both widths under the cpu protocol yet."
+
+
+def reading_rows(records: dict) -> list[dict[str, Any]]:
+    """The reading cells (``{job: record}``) as export rows: one per (reading, branch, seed), the
+    Figure 1 columns (counts and shares; test MSE and rate of the seed's network) beside the
+    paper's cosine columns (``paper_*``, in percent as printed; its D columns are not legible),
+    with the cell's step revision and key."""
+    rows = []
+    for job, rec in records.items():
+        spec: Reading = job.spec
+        for row in rec["metrics"]["rows"]:
+            paper = PAPER_FIGURE1.get(row["branch"], (None, None, None))
+            rows.append({"reading": spec.name, **row, "paper_n_active": paper[0], "paper_pct_A071": paper[1],
+                         "paper_pct_A090": paper[2], "step_revision": spec.step_revision, "key": job.key()})
+    return rows
+
+
+register_rows("figure1-readings", reading_rows)
+register_rows("fig1", reading_rows)
 
 # --- page 03's recorded cells and its closing numbers --------------------------------------------
+
 
 def ablation_report(rec: dict | None, width: int) -> list[str | pd.DataFrame]:
     """What page 03 shows of the recorded readings ablation at ``width`` (``rec``: the record of
@@ -346,7 +527,7 @@ def ablation_report(rec: dict | None, width: int) -> list[str | pd.DataFrame]:
 
 
 def paper_run_report(paper_run: dict | None, live_rows: list[dict], profile: Profile) -> list[str | pd.DataFrame]:
-    """What page 03 shows of the recorded paper-scale run of :data:`.specialization.FIGURE1_READING`
+    """What page 03 shows of the recorded paper-scale run of :data:`~.base.FIGURE1_READING`
     (or ``None``): where and how long it ran, :func:`paper_comparison_frame` beside the live
     profile's rows (transposed: one column per branch) and :func:`paper_scale_verdict`."""
     if paper_run is None:
@@ -358,7 +539,7 @@ def paper_run_report(paper_run: dict | None, live_rows: list[dict], profile: Pro
             paper_comparison_frame(res, live_rows=live_rows).T, paper_scale_verdict(res)]
 
 
-def drawn_neuron_figures(recorded: dict) -> list[Figure]:
+def drawn_neuron_figures(recorded: dict) -> list[PlotFigure]:
     """The neurons a recorded run drew (:func:`figure_neurons`): Figure 1 (bottom) and Figure 5 at
     its scale, one figure each where some neuron qualified."""
     drawn = next(iter(recorded["readings"].values()))["neurons"]
@@ -387,7 +568,7 @@ def paper_scale_tables(paper_run: dict | None) -> list[str | pd.DataFrame]:
 
 
 def study_paper_report(records: dict[str, dict | None]) -> list[str | pd.DataFrame]:
-    """What page 03 shows of :func:`.figure1_cells.study_paper_records`: per reading, when and how long it ran,
+    """What page 03 shows of :func:`study_paper_records`: per reading, when and how long it ran,
     :func:`paper_comparison_frame` (transposed) and :func:`paper_scale_verdict`, or how to run it."""
     out: list[str | pd.DataFrame] = []
     for name, rec in records.items():
@@ -413,45 +594,3 @@ def study_paper_text(paper_run: dict | None, records: dict[str, dict | None]) ->
                          f"{balanced['distance']}); its ReLU row is {num['relu']} against the paper's {num['relu paper']} "
                          f"(active share / A ≥ .71 / A ≥ .90)")
     return "At the paper's scale, " + "; ".join(parts) + "." if parts else "No reading of the study has run at the paper's scale yet."
-
-
-def page_numbers(profile: Profile, live_rows: list[dict], ablation: list[ScaledRun], paper_run: dict | None) -> dict[str, str]:
-    """Every number page 03's closing remarks quote, by glue name: the verdict's threshold, the
-    live profile's sizes and :func:`.specialization.live_numbers` (``live_*``), the lazy
-    ablation's ReLU networks (:func:`.figure1_lazy.regime_numbers`) and the recorded paper-scale
-    run's hours."""
-    sizes = profile.specialization
-    out = {"reproduce_pp": f"{REPRODUCE_PP:.0f}", "live_profile": profile.name, "live_width": f"{sizes.width}",
-           "live_batch": f"{sizes.batch}", "live_steps": f"{sizes.max_steps_relu} (ReLU) / {sizes.max_steps_other}",
-           "live_n_rates": f"{len(sizes.relu_lr_grid)}"}
-    out |= {"live_" + key.replace(" ", "_"): value for key, value in live_numbers(live_rows).items()}
-    out |= regime_numbers(ablation)
-    out["paper_hours"] = f"{paper_run['seconds'] / 3600:.1f}" if paper_run is not None else "(not recorded)"
-    return out
-
-
-def page_claims(profile: Profile, live_rows: list[dict], paper_run: dict | None, records: dict[str, dict | None]) -> list[Claim]:
-    """Page 03's verdicts on the rows of the paper's Figure 1 (:func:`.specialization.figure1_claims`):
-    on the live table, on the recorded paper-scale run and on each recorded study reading at the
-    paper's scale (the paper profile's training size; width and batch as recorded)."""
-    sizes = profile.specialization
-    claims = figure1_claims(live_rows, PAGE, profile.name, sizes.width, sizes.batch, sizes.n_train)
-    recorded = [(FIGURE1_READING.name, paper_run)] + list(records.items())
-    paper_n = get_profile("paper").specialization.n_train
-    for name, rec in recorded:
-        if rec is not None:
-            res = rec["results"]
-            claims += figure1_claims(next(iter(res["readings"].values()))["rows"], PAGE, "paper (recorded)", res["width"],
-                                     res.get("batch", "not recorded"), paper_n, detail=f"reading {name!r}")
-    return claims
-
-
-def show(parts: Iterable[str | pd.DataFrame]) -> None:
-    """A cell's output from ``parts`` in order: each text printed, each table displayed."""
-    from IPython.display import display  # a notebook's display; not needed by the rest of the package
-
-    for part in parts:
-        if isinstance(part, pd.DataFrame):
-            display(part)
-        else:
-            print(part)
