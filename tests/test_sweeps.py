@@ -38,6 +38,15 @@ def test_a_profiles_cut_removes_exactly_the_cut_cells():
     assert {j.n for j in fig6 if j.method == "mlp-relu"} == {20_000, 50_000}
     assert L.regime.includes("rfm", 50_000) and not L.regime.includes("rfm", 50_001)
     assert L.regime.includes("mlp-relu", 10**9)
+    # every method a cut names is a registered method (a renamed one would leave the cut silently empty)
+    from monosem.experiments.registry import method_of
+    from monosem.profiles import PROFILE_NAMES
+
+    for name in PROFILE_NAMES:
+        P = get_profile(name)
+        for sizes in vars(P).values():
+            for method, _ in getattr(sizes, "method_max_n", ()):
+                method_of(method)
     # a profile without a cut declares the whole grid
     cpu = get_profile("cpu").sample_efficiency
     assert len(sweep("fig6", "cpu")) == len(cpu.Ks) * len(cpu.ns) * cpu.runs * 5
