@@ -294,6 +294,7 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
             ax.set_xticks(range(len(sizes.rungs)), [_tick(r) for r in sizes.rungs], fontsize=8)
             ax.set_title(f"K = {K}")
             ax.set_ylabel("MLP / better oracle")
+            ax.set_xlabel("rung: width \u00d7 batch, training size n", fontsize=8)
         handles = [plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}x (finding 1b)"),
                    plt.Line2D([], [], color="0.3", ls="none", marker="o", label="a run"),
                    plt.Line2D([], [], color="0.3", ls="none", marker="o", markerfacecolor="none", label="a run at the update cap")]
@@ -308,7 +309,9 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
 
 
 def _tick(rung: Rung) -> str:
-    return f"{rung.width}\u00d7{rung.batch}\n{rung.n // 1000}k"
+    """A rung's tick: width, batch and n on three short lines (one line of each rung's
+    ``width x batch`` runs into its neighbour's at the column's width)."""
+    return f"{rung.width}\n\u00d7 {rung.batch}\nn {rung.n // 1000}k"
 
 
 def _per_run_ratios(records, profile: str | Profile, rung: Rung, K: int, method: str) -> list[tuple[Mapping, float]]:
