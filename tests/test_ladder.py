@@ -49,10 +49,10 @@ def test_the_long_ladder_runs_from_the_long_network_to_the_papers():
 
 
 def test_the_foot_of_the_ladder_is_the_long_profiles_figure2_cell():
-    """Same keys, so the five recorded runs of Figure 2 are the first rung's; the rungs above
-    train with the fastest step revision, which their keys name."""
+    """Same keys, so the five recorded runs of Figure 2 (ReGLU, and ReLU beside it) are the first
+    rung's; the rungs above train with the fastest step revision, which their keys name."""
     jobs = ladder.ladder_jobs(get_profile("long"))
-    fig2 = set(sweep("fig2", "long", Ks=[50], ns=[50_000], methods=["mlp-reglu", "oracle-rfm", "oracle-laplace"]))
+    fig2 = set(sweep("fig2", "long", Ks=[50], ns=[50_000], methods=["mlp-reglu", "mlp-relu", "oracle-rfm", "oracle-laplace"]))
     foot = {j for j in jobs if j.K == 50 and j.n == 50_000 and (not j.method.startswith("mlp-") or j.spec.width == 1_024)}
     assert foot == fig2
     above = [j for j in jobs if j.method.startswith("mlp-") and j.spec.width > 1_024]

@@ -12,7 +12,8 @@ unchanged (its rates, 20 000-200 000 updates, stopping rules, kept checkpoint):
 2. batch 1 024 -> 4 096 at width 4 096 (the paper's network), n = 50 000;
 3. the paper's network at n = 100 000 and 200 000.
 
-ReGLU (the better MLP of Figure 2) on every rung and ReLU on the paper's network; K = 50 the
+ReGLU (the better MLP of Figure 2) on every rung and ReLU on the paper's network and at the foot
+(Figure 2's own ReLU cell, for the same network's comparison across scales); K = 50 the
 question, K = 10 (where the MLP already matches the oracle) the control. The per-cluster oracles
 (RFM and Laplace) have five runs at every n of the ladder; the networks run 0 on every rung and
 runs 1-4 where the verdict turns (:attr:`Rung.runs`).
@@ -110,7 +111,9 @@ def _long_ladder() -> LadderSizes:
     w0, b0, n0 = long.width, long.batch, max(long.ns)
     W, B = paper.width, paper.batch
     bigger = tuple(n for n in paper.ns if n > n0)
-    rungs = (Rung("start", w0, b0, n0, runs=long.runs, step_revision=None),
+    # the foot is Figure 2's own cell, where ReLU trains beside ReGLU: ReLU's point there is the
+    # same network's scale comparison with the paper's network, at no cost
+    rungs = (Rung("start", w0, b0, n0, runs=long.runs, relu=True, step_revision=None),
              *(Rung("width", w, b0, n0) for w in (2 * w0, W) if w <= W),
              Rung("batch", W, B, n0, runs=5, relu=True),
              *(Rung("n", W, B, n, relu=True) for n in bigger))
@@ -122,7 +125,7 @@ def _smoke_ladder() -> LadderSizes:
     smoke build of the page)."""
     se = get_profile("smoke").sample_efficiency
     w0, b0, n0 = se.width, se.batch // 4, min(se.ns)
-    rungs = (Rung("start", w0, b0, n0, step_revision=None), Rung("width", 2 * w0, b0, n0),
+    rungs = (Rung("start", w0, b0, n0, relu=True, step_revision=None), Rung("width", 2 * w0, b0, n0),
              Rung("batch", 2 * w0, 4 * b0, n0, relu=True), Rung("n", 2 * w0, 4 * b0, max(se.ns), relu=True))
     return LadderSizes(Ks=(10,), rungs=rungs, n_test=se.n_test, oracle_runs=1)
 
