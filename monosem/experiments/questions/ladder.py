@@ -85,6 +85,11 @@ class Rung:
             check_int(getattr(self, name), name)
 
     @property
+    def networks(self) -> tuple[str, ...]:
+        """The networks this rung trains: ReGLU, and ReLU where :attr:`relu`."""
+        return (MLP_REGLU, MLP_RELU) if self.relu else (MLP_REGLU,)
+
+    @property
     def label(self) -> str:
         return f"{self.width} x {self.batch}, n = " + f"{self.n:,}".replace(",", "\u2009")
 
@@ -168,8 +173,7 @@ def ladder_jobs(P: Profile) -> list[Job]:
         for run in range(top):
             for rung in sizes.rungs:
                 if run < rung.runs:
-                    jobs += [_network_job(P, m, rung, K, run, sizes.n_test)
-                             for m in (MLP_REGLU, MLP_RELU) if m == MLP_REGLU or rung.relu]
+                    jobs += [_network_job(P, m, rung, K, run, sizes.n_test) for m in rung.networks]
     return list(dict.fromkeys(jobs))
 
 
@@ -223,8 +227,7 @@ def _absent_networks(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSize
     """The networks ``rung`` declares (ReGLU, and ReLU where it trains) with no recorded run at
     ``K``, in words ("" when every one has one): a rung's "best MLP" is then the best of fewer."""
     have = {j.method for j in records if j.K == K and rung_of(j, sizes) == rung}
-    declared = (MLP_REGLU, MLP_RELU) if rung.relu else (MLP_REGLU,)
-    return " and ".join(m.removeprefix("mlp-") for m in declared if m not in have)
+    return " and ".join(m.removeprefix("mlp-") for m in rung.networks if m not in have)
 
 
 def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
@@ -512,11 +515,13 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     c = verdicts.get(paper)
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
     absent = _absent_networks(records, sizes, paper, K)
-    out["ld_paper_verdict"] = (
-        (f"{verdict_label(c.status, c.runs)}: the best recorded MLP ({c.a.removeprefix('mlp-')}) is {c.evidence} "
-         f"({absent} not recorded yet on this rung: the verdict may change when it is)" if absent else
-         f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}") if c else
-        "not computed: the paper's network is not recorded yet at this n")
+    if c is None:
+        out["ld_paper_verdict"] = "not computed: the paper's network is not recorded yet at this n"
+    elif absent:
+        out["ld_paper_verdict"] = (f"{verdict_label(c.status, c.runs)}: the best recorded MLP ({c.a.removeprefix('mlp-')}) is "
+                                   f"{c.evidence} ({absent} not recorded yet on this rung: the verdict may change when it is)")
+    else:
+        out["ld_paper_verdict"] = f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}"
     at_paper = frame[(frame["K"] == K) & (frame["rung"] == sizes.rungs.index(paper))] if not frame.empty else frame
     if at_paper.empty:
         out["ld_paper_cap"] = "whether A.2's own update cap binds on the paper's network is not known yet (not recorded)"
