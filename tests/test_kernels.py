@@ -386,3 +386,69 @@ def test_metric_summaries_reject_bad_input():
         trace_share(np.eye(3), (2, 5))
     with pytest.raises(ValueError, match="directions"):
         subspace_capture(np.eye(3), np.ones((2, 4)))
+
+
+# ------------------------------------------------------------------------ RFM checkpoints
+@pytest.mark.parametrize("solver", ["exact", "eigenpro"])
+def test_rfm_resumed_from_its_checkpoint_matches_an_uninterrupted_fit(single_index, tmp_path, monkeypatch, solver):
+    _, X, y, c, Xt, yt, _ = single_index
+    X, y, c = X[:1000], y[:1000], c[:1000]
+    params = dict(iterations=3, bandwidth="cluster-median", solver=solver, agop_samples=500)
+    whole = RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt)
+    path = tmp_path / "rfm.pt"
+    calls = {"n": 0}
+    fit = LaplaceKernelRegressor.fit
+
+    def dies_at_iteration_2(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LaplaceKernelRegressor, "fit", dies_at_iteration_2)
+    with pytest.raises(KeyboardInterrupt):
+        RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt, checkpoint=path)
+    monkeypatch.setattr(LaplaceKernelRegressor, "fit", fit)
+    assert len(torch.load(path, weights_only=True)["iterations"]) == 2
+    fits = {"n": 0}
+
+    def counted(self, *args, **kwargs):
+        fits["n"] += 1
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LaplaceKernelRegressor, "fit", counted)
+    resumed = RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt, checkpoint=path)
+    assert fits["n"] == 2  # iterations 2 and 3 only
+    assert resumed.resumed_seconds_ > 0 and whole.resumed_seconds_ == 0
+    for t in range(4):
+        assert np.array_equal(resumed.predict(Xt, iteration=t), whole.predict(Xt, iteration=t))
+    assert resumed.test_mse_ == whole.test_mse_ and resumed.best_iteration_ == whole.best_iteration_
+    skip = {"fit_seconds", "agop_seconds", "metric"}
+    for a, b in zip(resumed.history_, whole.history_):
+        assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
+        assert np.array_equal(a["metric"], b["metric"])
+
+
+def test_rfm_checkpoint_of_other_data_is_refused_and_a_damaged_one_moved_aside(single_index, tmp_path):
+    _, X, y, c, Xt, yt, _ = single_index
+    path = tmp_path / "rfm.pt"
+    RFMRegressor(iterations=1).fit(X[:300], y[:300], checkpoint=path)
+    with pytest.raises(ValueError, match="other parameters or data"):
+        RFMRegressor(iterations=1).fit(X[:300], y[:300] + 1.0, checkpoint=path)
+    with pytest.raises(ValueError, match="other parameters or data"):
+        RFMRegressor(iterations=2).fit(X[:300], y[:300], checkpoint=path)
+    path.write_bytes(b"not a checkpoint")
+    with pytest.warns(RuntimeWarning, match="rfm.pt is damaged"):
+        est = RFMRegressor(iterations=1).fit(X[:300], y[:300], checkpoint=path)
+    assert (tmp_path / "rfm.pt.corrupt").exists() and est.n_iter_ == 2
+
+
+def test_laplace_restored_from_its_state_predicts_the_same(single_index):
+    _, X, y, c, Xt, yt, _ = single_index
+    M = _random_psd(X.shape[1], 3, 0)
+    est = LaplaceKernelRegressor(metric=M, solver="eigenpro").fit(X[:800], y[:800])
+    back = LaplaceKernelRegressor(metric=M, solver="eigenpro").restore(X[:800], est.fitted_state())
+    assert np.array_equal(back.predict(Xt), est.predict(Xt))
+    assert back.solve_info_.iterations == est.solve_info_.iterations and back.bandwidth_ == est.bandwidth_
+    with pytest.raises(ValueError, match="dual_coef"):
+        LaplaceKernelRegressor(metric=M).restore(X[:700], est.fitted_state())

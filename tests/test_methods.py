@@ -71,3 +71,35 @@ def test_a_gated_cell_trains_its_missing_source_network_and_records_its_time(tmp
     timing = cache.load(source_job(job))["timing"]
     assert timing["threads"] >= 1 and timing["cpu_seconds"] > 0 and timing["seconds"] > 0
     assert networks_to_retrain([job], cache) == []
+
+
+def test_a_global_rfm_cell_checkpoints_beside_the_cache_and_cleans_up(tmp_path, monkeypatch):
+    """The cell's fit is checkpointed after every iteration under its key, resumes from there
+    with the same metrics, and leaves no checkpoint once computed."""
+    from monosem.experiments.cache import EARLIER_SECONDS
+    from monosem.experiments.methods import compute
+    from monosem.kernels import LaplaceKernelRegressor
+
+    job = sweep("fig2", "smoke", Ks=[10], methods=["rfm"])[0]
+    cache = ResultCache(tmp_path)
+    ckpt = tmp_path / "checkpoints" / f"{job.key()}-rfm.pt"
+    whole = compute(job, cache)
+    assert not ckpt.exists() and whole[EARLIER_SECONDS] == 0
+    fit, calls = LaplaceKernelRegressor.fit, {"n": 0}
+
+    def dies_at_iteration_3(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LaplaceKernelRegressor, "fit", dies_at_iteration_3)
+    with pytest.raises(KeyboardInterrupt):
+        compute(job, cache)
+    assert ckpt.exists()
+    monkeypatch.setattr(LaplaceKernelRegressor, "fit", fit)
+    resumed = compute(job, cache)
+    assert not ckpt.exists() and resumed.pop(EARLIER_SECONDS) > 0
+    whole.pop(EARLIER_SECONDS)
+    strip = lambda m: {k: v for k, v in m.items() if not k.startswith("_")}  # noqa: E731
+    assert strip(resumed) == strip(whole)

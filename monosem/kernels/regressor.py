@@ -21,7 +21,7 @@ from .eigenpro import EigenProConfig, solve_eigenpro
 from .inputs import as_groups, as_matrix, as_vector, check_metric, check_positive, to_numpy
 from .laplace import KernelOperator, default_block_bytes, kernel_blocks, kernel_matvec, memory_budget, metric_sqrt, transform
 from ..data import LABEL_NOISE_VARIANCE
-from .solvers import EXACT_PRECISIONS, solve_cg, solve_exact
+from .solvers import EXACT_PRECISIONS, SolveInfo, solve_cg, solve_exact
 
 __all__ = ["LaplaceKernelRegressor", "SOLVERS", "EXACT_MAX_N"]
 
@@ -130,10 +130,8 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         ``groups`` (cluster labels) are used only by ``bandwidth="cluster-median"``, to choose the
         bandwidth; they never enter the regression.
         """
-        self._check_params()
-        dev = get_device(self.device)
-        X64 = as_matrix(X, "X", dev, torch.float64)
-        n, d = X64.shape
+        dev, X64, Z, z_mean, M, M_sqrt = self._geometry(X)
+        n = X64.shape[0]
         y64 = as_vector(y, "y", n, dev, torch.float64)
         g = None if groups is None else as_groups(groups, n, dev)
         solver = self.solver
@@ -147,6 +145,20 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
         # AGOP's gradients (1 / ||z - z_i|| amplifies float32 round-off in the distances) and
         # for the (n, d) inputs and their centring (n d numbers: negligible work).
         work = torch.float64 if solver == "exact" else resolve_dtype(self.dtype)
+        if n < 2 and isinstance(self.bandwidth, str):
+            raise ValueError("a bandwidth rule needs at least 2 samples (got 1 sample)")
+        h = resolve_bandwidth(self.bandwidth, Z, g, seed=self.random_state)
+        block = default_block_bytes(dev) if self.block_bytes is None else int(self.block_bytes)
+        alpha, info = self._solve(solver, Z, y64, h, work, block)
+        return self._set_fitted(dev, Z, z_mean, M, M_sqrt, h, solver, info, alpha.to(work), block)
+
+    def _geometry(self, X):
+        """The device, the float64 inputs, their centred transform z = M^{1/2} x - mean with its
+        mean, and the metric with its square root (both None for the identity)."""
+        self._check_params()
+        dev = get_device(self.device)
+        X64 = as_matrix(X, "X", dev, torch.float64)
+        d = X64.shape[1]
         if self.metric is None:
             M, M_sqrt = None, None
         else:
@@ -154,26 +166,51 @@ class LaplaceKernelRegressor(RegressorMixin, BaseEstimator):
             M_sqrt = metric_sqrt(M).to(dev)
         Z = transform(X64, M_sqrt)
         z_mean = Z.mean(0)
-        Z = Z - z_mean  # translation-invariant kernel: centring only reduces round-off
-        if n < 2 and isinstance(self.bandwidth, str):
-            raise ValueError("a bandwidth rule needs at least 2 samples (got 1 sample)")
-        h = resolve_bandwidth(self.bandwidth, Z, g, seed=self.random_state)
-        block = default_block_bytes(dev) if self.block_bytes is None else int(self.block_bytes)
-        alpha, info = self._solve(solver, Z, y64, h, work, block)
-        self.n_features_in_ = d
+        # translation-invariant kernel: centring only reduces round-off
+        return dev, X64, Z - z_mean, z_mean, M, M_sqrt
+
+    def _set_fitted(self, dev, Z, z_mean, M, M_sqrt, h, solver, info, alpha, block) -> "LaplaceKernelRegressor":
+        self.n_features_in_ = Z.shape[1]
         self.bandwidth_ = h
         self.metric_ = None if M is None else M.numpy()
         self.solver_ = solver
         self.solve_info_ = info
         self.n_iter_ = max(1, info.iterations)
-        self.dual_coef_ = alpha.to(work)
-        self._Z = Z.to(work)
+        self.dual_coef_ = alpha
+        self._Z = Z.to(alpha.dtype)
         self._z_mean = z_mean
         self._M_sqrt = M_sqrt
-        self._work_dtype = work
+        self._work_dtype = alpha.dtype
         self._device = dev
         self._block = block
         return self
+
+    def fitted_state(self) -> dict:
+        """What a fit computed beyond the training inputs, as tensors and plain values (readable
+        by ``torch.load(..., weights_only=True)``): :meth:`restore` rebuilds the fitted estimator
+        from it and the same inputs."""
+        self._check_fitted()
+        info = self.solve_info_
+        plain = (bool, int, float, str)
+        return {
+            "bandwidth": float(self.bandwidth_), "solver": self.solver_, "dual_coef": self.dual_coef_.detach().cpu(),
+            "info": {"solver": info.solver, "n": int(info.n), "iterations": int(info.iterations), "train_mse": float(info.train_mse),
+                     "converged": bool(info.converged), "ridge": float(info.ridge), "seconds": float(info.seconds),
+                     "setup_seconds": float(info.setup_seconds), "history": [float(v) for v in info.history],
+                     "details": {k: v for k, v in info.details.items() if isinstance(v, plain)}},
+        }
+
+    def restore(self, X, state: dict) -> "LaplaceKernelRegressor":
+        """This estimator fitted on ``X`` as :meth:`fitted_state` recorded it (with this
+        estimator's parameters, the metric among them): its predictions equal the original fit's
+        to the bit (the same inputs, transform and coefficients)."""
+        dev, X64, Z, z_mean, M, M_sqrt = self._geometry(X)
+        alpha = state["dual_coef"].to(dev)
+        if alpha.shape != (X64.shape[0],):
+            raise ValueError(f"state: dual_coef has shape {tuple(alpha.shape)}, expected ({X64.shape[0]},) for these inputs")
+        block = default_block_bytes(dev) if self.block_bytes is None else int(self.block_bytes)
+        info = SolveInfo(**state["info"])
+        return self._set_fitted(dev, Z, z_mean, M, M_sqrt, float(state["bandwidth"]), str(state["solver"]), info, alpha, block)
 
     def _solve(self, solver: str, Z: torch.Tensor, y64: torch.Tensor, h: float, work: torch.dtype, block: int):
         """The dual coefficients of (K + ridge I) alpha = y on the centred, transformed inputs ``Z``

@@ -12,12 +12,16 @@ deployable choice (the last iteration, or one chosen on held-out data) are avail
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from ..atomic import atomic_torch_save, quarantine
 from ..checks import check_int
 from .agop import AGOP_MAX_SAMPLES, NORMALIZATIONS, normalize_metric
 from .inputs import as_matrix, as_vector, to_numpy
@@ -98,10 +102,15 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
             cache_bytes=self.cache_bytes, random_state=self.random_state,
         )
 
-    def fit(self, X, y, groups=None, *, X_test=None, y_test=None) -> "RFMRegressor":
+    def fit(self, X, y, groups=None, *, X_test=None, y_test=None, checkpoint: str | os.PathLike | None = None) -> "RFMRegressor":
         """Run iterations 0..T on ``(X, y)``; with ``X_test, y_test`` record each iteration's test MSE.
 
         ``groups`` only feed ``bandwidth="cluster-median"``. The test set never influences the fit.
+        ``checkpoint``: a file written (atomically) after every iteration with what it computed:
+        its fit's coefficients, its record and the next metric. A fit with the same parameters
+        and data finds it and resumes after the last finished iteration, with the same result
+        as an uninterrupted fit, bit for bit; a damaged file is moved aside with a warning, one
+        written for other parameters or data is an error.
         """
         check_int(self.iterations, "iterations", 0)
         if self.normalize not in NORMALIZATIONS:
@@ -110,17 +119,24 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
             check_int(self.agop_samples, "agop_samples", what="or None: use every training point")
         if (X_test is None) != (y_test is None):
             raise ValueError("pass both X_test and y_test, or neither")
-        metric = self.initial_metric
+        ckpt = _IterationCheckpoint(checkpoint, self, X, y, groups)
+        metric, done = self.initial_metric, ckpt.load()
         self.estimators_: list[LaplaceKernelRegressor] = []
         self.history_: list[dict] = []
-        yt = None
+        # the wall and process-CPU seconds of the iterations restored from the checkpoint
+        self.resumed_seconds_ = sum(float(it["seconds"]) for it in done)
+        self.resumed_cpu_seconds_ = sum(float(it["cpu_seconds"]) for it in done)
         for t in range(int(self.iterations) + 1):
-            t0 = time.perf_counter()
+            if t < len(done):
+                est = self._laplace(metric).restore(X, done[t]["state"])
+                record = _record_from_saved(done[t]["record"])
+                metric = None if done[t]["next_metric"] is None else done[t]["next_metric"].numpy()
+                self.estimators_.append(est)
+                self.history_.append(record)
+                continue
+            t0, c0 = time.perf_counter(), time.process_time()
             est = self._laplace(metric).fit(X, y, groups)
             fit_s = time.perf_counter() - t0
-            if t == 0 and X_test is not None:
-                X_test = as_matrix(X_test, "X_test", est._device, torch.float64, est.n_features_in_)
-                yt = as_vector(y_test, "y_test", X_test.shape[0], est._device, torch.float64)
             record = {
                 "iteration": t,
                 "metric": np.eye(est.n_features_in_) if metric is None else est.metric_,
@@ -134,8 +150,6 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
                 "test_mse": float("nan"),
                 "agop_seconds": float("nan"),
             }
-            if yt is not None:
-                record["test_mse"] = float((est.predict_tensor(X_test).to(torch.float64) - yt).square().mean())
             if t < self.iterations:
                 t1 = time.perf_counter()
                 G = est.agop_tensor(max_samples=self.agop_samples, seed=self.random_state + t, centered=self.centered)
@@ -143,13 +157,23 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
                 record["agop_seconds"] = time.perf_counter() - t1
             self.estimators_.append(est)
             self.history_.append(record)
+            done.append({"state": est.fitted_state(), "record": _record_to_save(record),
+                         "next_metric": None if t == self.iterations else torch.as_tensor(metric),
+                         "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0})
+            ckpt.save(done)
+        if X_test is not None:
+            first = self.estimators_[0]
+            X_test = as_matrix(X_test, "X_test", first._device, torch.float64, first.n_features_in_)
+            yt = as_vector(y_test, "y_test", X_test.shape[0], first._device, torch.float64)
+            for est, record in zip(self.estimators_, self.history_):
+                record["test_mse"] = float((est.predict_tensor(X_test).to(torch.float64) - yt).square().mean())
         final = self.estimators_[-1]
         self.n_features_in_ = final.n_features_in_
         self.metric_ = self.history_[-1]["metric"]
         self.bandwidth_ = final.bandwidth_
         self.n_iter_ = len(self.estimators_)
         test = [r["test_mse"] for r in self.history_]
-        self.best_iteration_ = int(np.nanargmin(test)) if yt is not None else None
+        self.best_iteration_ = int(np.nanargmin(test)) if X_test is not None else None
         return self
 
     def _check_fitted(self) -> None:
@@ -182,3 +206,63 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         return tags
+
+
+# ------------------------------------------------------------------------- checkpoints
+#: the record entries a checkpoint keeps (the test MSE is recomputed from the restored predictor)
+_SAVED_RECORD = ("iteration", "bandwidth", "train_mse", "solver", "solver_iterations", "solver_converged",
+                 "solver_step_halvings", "fit_seconds", "agop_seconds")
+
+
+def _record_to_save(record: dict) -> dict:
+    return {k: record[k] for k in _SAVED_RECORD} | {"metric": torch.as_tensor(record["metric"])}
+
+
+def _record_from_saved(saved: dict) -> dict:
+    return {k: saved[k] for k in _SAVED_RECORD} | {"metric": saved["metric"].numpy(), "test_mse": float("nan")}
+
+
+def _digest(*arrays) -> str:
+    """A SHA-256 of arrays' dtypes, shapes and bytes (``None`` entries included as such)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            h.update(b"none;")
+            continue
+        t = a.detach().cpu() if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a))
+        h.update(f"{t.dtype}{tuple(t.shape)};".encode())
+        h.update(t.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+class _IterationCheckpoint:
+    """An RFM fit's checkpoint file (or none): the finished iterations, each with its fit's state,
+    its record and the next metric, under a fingerprint of the estimator's parameters and data."""
+
+    def __init__(self, path: str | os.PathLike | None, est: "RFMRegressor", X, y, groups) -> None:
+        self.path = None if path is None else Path(path)
+        if self.path is None:
+            return
+        params = {k: (_digest(v) if isinstance(v, (np.ndarray, torch.Tensor)) else repr(v)) for k, v in sorted(est.get_params().items())}
+        self.fingerprint = {"params": params, "data": _digest(X, y, groups)}
+
+    def load(self) -> list[dict]:
+        """The finished iterations (none without a file; a damaged one is moved aside, with a
+        warning naming it, and the fit starts afresh)."""
+        if self.path is None or not self.path.exists():
+            return []
+        try:
+            saved = torch.load(self.path, map_location="cpu", weights_only=True)
+            if not isinstance(saved, dict) or not isinstance(saved.get("iterations"), list) or "fingerprint" not in saved:
+                raise ValueError("not an RFM checkpoint")
+        except Exception as err:  # noqa: BLE001 - whatever torch.load raises on a damaged file
+            quarantine(self.path, str(err) or type(err).__name__, then="the fit starts afresh")
+            return []
+        if saved["fingerprint"] != self.fingerprint:
+            raise ValueError(f"checkpoint {self.path} was written by an RFM fit with other parameters or data; "
+                             "delete it or pass another path")
+        return saved["iterations"]
+
+    def save(self, done: list[dict]) -> None:
+        if self.path is not None:
+            atomic_torch_save({"fingerprint": self.fingerprint, "iterations": done}, self.path)
