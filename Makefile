@@ -62,9 +62,11 @@ LANE_THREADS ?= $(shell c=$(CORES); t=$$((c / $(LANES))); [ $$t -ge 1 ] && echo 
 
 execute: venv
 	@mkdir -p $(EXECUTED)
+	@# slowest first by the previous build's timings (scripts/page_order.sh)
+	@bash scripts/page_order.sh $(PROFILE) $(MONOSEM_TIMINGS) $(basename $(notdir $(NOTEBOOKS))) > $(EXECUTED)/order.txt
 	@rm -rf $(MONOSEM_CLAIMS) $(MONOSEM_TIMINGS)
 	@echo "executing $(words $(NOTEBOOKS)) pages at profile $(PROFILE): $(LANES) at a time, $(LANE_THREADS) thread(s) each"
-	@printf '%s\n' $(basename $(notdir $(NOTEBOOKS))) | \
+	@cat $(EXECUTED)/order.txt | \
 	  PROFILE=$(PROFILE) BIN=$(BIN) EXECUTED=$(EXECUTED) OMP_NUM_THREADS=$(LANE_THREADS) MKL_NUM_THREADS=$(LANE_THREADS) \
 	  xargs -P $(LANES) -n 1 bash scripts/execute_page.sh || { echo "a page FAILED: see above"; exit 1; }
 	@# the status and reproduce pages, generated from what the pages above published

@@ -64,3 +64,22 @@ GPU_PAGES = ("01_feature_learning", "03_specialization", "04_sample_efficiency",
 def test_pages_that_need_a_gpu_ask_colab_for_one(name):
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     assert nb.metadata.get("accelerator") == "GPU" and nb.metadata.get("colab", {}).get("gpuType") == "T4"
+
+
+def test_pages_start_slowest_first_by_the_previous_builds_timings(tmp_path):
+    """``make execute``'s order: pages the previous build at this profile did not time first, then
+    its timed pages, slowest first; book order without timings."""
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "page_order.sh"
+    timings = tmp_path / "timings.tsv"
+    timings.write_text("01_a\tcpu\t52\t0\t1\t1\n04_d\tcpu\t672\t0\t1\t1\n03_c\tcpu\t160\t0\t1\t1\n01_a\tsmoke\t900\t0\t1\t1\n")
+
+    def order(profile: str, path: Path) -> list[str]:
+        out = subprocess.run(["bash", str(script), profile, str(path), "01_a", "02_b", "03_c", "04_d"], capture_output=True,
+                             text=True, check=True)
+        return out.stdout.split()
+
+    assert order("cpu", timings) == ["02_b", "04_d", "03_c", "01_a"]
+    assert order("smoke", timings) == ["02_b", "03_c", "04_d", "01_a"]
+    assert order("cpu", tmp_path / "none.tsv") == ["01_a", "02_b", "03_c", "04_d"]
