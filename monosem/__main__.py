@@ -410,7 +410,7 @@ def _status(args: argparse.Namespace) -> int:
         r = sum(j in recorded for j in mine)
         print(f"  {method:<15} {c:>4} cached {len(mine) - c:>4} missing {r:>4} recorded")
     if missing:
-        from .experiments.estimate import remaining_seconds
+        from .experiments.estimate import capped_network_seconds, remaining_seconds
         from .experiments.methods import networks_to_retrain
 
         measured = dict(recorded)
@@ -427,12 +427,16 @@ def _status(args: argparse.Namespace) -> int:
                   "cache: a recorded cell carries a network's metrics, never its weights)")
         work = missing + retrain
         seconds, unknown = remaining_seconds(work, measured)
+        capped, covered = capped_network_seconds(work, measured)
         if unknown == len(work):
             print("missing cells: no estimate of their time (no other run of the same cells is measured)")
         else:
             unmeasured = f"; {unknown} of them with no measured run, left out" if unknown else ""
             networks = ", source networks included" if retrain else ""
             print(f"missing cells: about {seconds / 3600:.1f} core-hours at one thread{networks}, from the same cells' other runs{unmeasured}")
+        if covered:
+            print(f"  of those left out, {covered} network(s): at most {capped / 3600:.1f} core-hours, each at its update cap at the "
+                  "measured speed of the same network at another K, n or run")
     if args.missing:
         for job in missing:
             print(f"  missing: {job.label()}" + (f" width {width_of(job)}" if width_of(job) else ""))

@@ -45,3 +45,19 @@ def test_core_seconds_is_the_cpu_time_of_a_one_thread_cpu_cell():
     assert core_seconds({"timing": {"seconds": 900.0, "cpu_seconds": 100.0, "threads": 1, "device": "cuda"}}) == 900.0
     assert core_seconds({"timing": {"seconds": 900.0, "cpu_seconds": 1500.0, "threads": 2, "device": "cpu"}}) == 900.0
     assert core_seconds({"timing": {"seconds": 900.0}}) == 900.0 and core_seconds({"metrics": {}}) is None
+
+
+def test_a_network_no_run_measured_is_bounded_at_its_cap_by_the_same_network_elsewhere():
+    from monosem.experiments.estimate import capped_network_seconds
+
+    jobs = sweep("fig2", "long", Ks=[2, 10], ns=[20_000], methods=["laplace", "mlp-relu"])
+    by = {(j.method, j.K, j.run): j for j in jobs}
+    net = by[("mlp-relu", 2, 0)]
+    measured = {net: {"timing": {"seconds": 50.0}, "metrics": {"stop_step": 25_000}},
+                by[("laplace", 2, 0)]: {"timing": {"seconds": 9.0}}}
+    cap = net.spec.max_steps * 50.0 / 25_000
+    # K = 10's network: no run of it measured, the same network at K = 2 is; a run of the measured
+    # cell is left to remaining_seconds; a kernel is never bounded this way
+    missing = [by[("mlp-relu", 10, 0)], by[("mlp-relu", 10, 1)], by[("mlp-relu", 2, 1)], by[("laplace", 10, 0)]]
+    assert capped_network_seconds(missing, measured) == (pytest.approx(2 * cap), 2)
+    assert capped_network_seconds(missing, {}) == (0.0, 0)

@@ -61,6 +61,7 @@ from .sweeps import figure_of, sweep
 __all__ = [
     "core_seconds",
     "remaining_seconds",
+    "capped_network_seconds",
     "paper_cost_estimate",
     "paper_cost_frame",
     "DeviceModel",
@@ -112,6 +113,28 @@ def remaining_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> t
         else:
             unknown += 1
     return total, unknown
+
+
+def capped_network_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> tuple[float, int]:
+    """An upper bound on the network cells of ``missing`` that no run of the same cell measured:
+    each charged to its update cap (``spec.max_steps``) at the mean core-seconds per update of the
+    measured networks of the same method and settings at any K, n or run (an update costs the same
+    at every n: width x batch; the training-set evaluations every ``eval_every`` updates, a few
+    per cent at the ladder's n, are not scaled). Returns the seconds and how many cells they cover;
+    cells of other methods, or with no such measured network, are left out."""
+    rates: dict[tuple, list[float]] = defaultdict(list)
+    for job, rec in measured.items():
+        seconds, steps = core_seconds(rec), rec.get("metrics", {}).get("stop_step")
+        if isinstance(job.spec, NetworkSpec) and seconds is not None and steps:
+            rates[(job.method, job.spec)].append(seconds / steps)
+    same_cell = {_other_runs_key(job) for job, rec in measured.items() if core_seconds(rec) is not None}
+    total, covered = 0.0, 0
+    for job in missing:
+        per_update = rates.get((job.method, job.spec))
+        if per_update and _other_runs_key(job) not in same_cell:
+            total += job.spec.max_steps * sum(per_update) / len(per_update)
+            covered += 1
+    return total, covered
 
 
 def paper_cost_estimate(records: dict[Job, dict], figure: str, profile: str | Profile) -> dict[str, float]:
