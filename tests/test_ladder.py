@@ -166,3 +166,26 @@ def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
     assert len(rows) == len(sizes.rungs) - 1
     for row, rung in zip(rows, sizes.rungs[1:]):
         assert f"width {rung.width}" in row.scale and f"batch {rung.batch}" in row.scale and "1 run" in row.scale
+
+
+def test_the_ladder_reading_follows_each_network_knob_by_knob():
+    """Along ReGLU, every knob from the rung before it; ReLU on its own rungs; the batch step's
+    updates; the lowest ratio; and the rungs with fewer than five runs say they show a direction."""
+    import pandas as pd
+
+    sizes = ladder.ladder_sizes("long")
+    K = sizes.Ks[0]
+    ratios = {0: 8.0, 1: 4.0, 2: 3.0, 3: 12.0}
+    rows = [{"K": K, "rung": i, "network": "reglu", "runs": 5 if i == 0 else 1, "MLP / oracle": r, "batch": sizes.rungs[i].batch,
+             "updates": 100_000 if i == 2 else 50_000, "stopped: target": 1} for i, r in ratios.items()]
+    rows.append({"K": K, "rung": 0, "network": "relu", "runs": 5, "MLP / oracle": 11.0, "batch": sizes.rungs[0].batch,
+                 "updates": 200_000, "stopped: target": 0})
+    text = ladder.ladder_reading(pd.DataFrame(rows), sizes, K).replace("\u2009", " ")
+    assert "8.0× (5 runs) → 4.0× (1 run) → 3.0× (1 run)" in text  # width, from the foot
+    assert "3.0× (1 run) → 12.0× (1 run)" in text  # batch, from the widest batch-1 024 rung
+    assert "12.0× (1 run) → not recorded yet → not recorded yet" in text  # n, from the paper's network
+    assert "ReLU: 11.0× (5 runs) at 1 024 × 1 024" in text
+    assert "stops after 50 000 updates" in text and "against 100 000 at batch 1 024" in text
+    assert "The lowest so far: ReGLU at 4 096 × 1 024, n = 50 000, 3.0× (1 run)" in text
+    assert "3 of the recorded rungs have fewer than 5 runs" in text
+    assert ladder.ladder_reading(pd.DataFrame(), sizes, K).startswith("no ladder network")

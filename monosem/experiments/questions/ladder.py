@@ -234,7 +234,8 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
     """One row per (K, rung, network): the knob it moves, the network and n, its runs, its mean
     test MSE, the better oracle and its mean over the same runs' data, the ratio of the means
     (finding 1b's measure), every run's own ratio, how many runs stopped by each rule (the update
-    cap: under-trained), the median final training MSE over the A.2 target, the one-core hours per
+    cap: under-trained) and after how many updates (the median), the median final training MSE
+    over the A.2 target, the one-core hours per
     network, and finding 1b's verdict for that network (:func:`rung_verdicts`)."""
     sizes = ladder_sizes(profile)
     rows = []
@@ -257,6 +258,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                              "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
                              f"within {ORACLE_FACTOR:g}x": f"{verdict.wins} of {verdict.runs}",
                              **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
+                             "updates": int(np.median([m["stop_step"] for m in ms])),
                              "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
                              "core hours per network": float(np.mean([c for c in core if c is not None])) / 3600
                              if any(c is not None for c in core) else float("nan"),
@@ -511,6 +513,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {c.runs} run{'s' if c.runs != 1 else ''}, "
                      f"{capped} at the update cap" + (f"; {absent} not recorded yet" if absent else "") + ")")
     out["ld_steps"] = "; ".join(steps)
+    out["ld_reading"] = ladder_reading(frame, sizes, K)
     paper = next(r for r in sizes.rungs if r.knob == "batch")
     c = verdicts.get(paper)
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
@@ -565,6 +568,72 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
             f"carries {share:.0%} of its squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); "
             f"without it the ratio of means is {r['ratio of means without it']:.1f}\u00d7")
     return out
+
+
+_NAMES = {"reglu": "ReGLU", "relu": "ReLU"}
+
+
+def _rung_words(rung: Rung) -> str:
+    return f"{_n(rung.width)} \u00d7 {_n(rung.batch)}, n = {_n(rung.n)}"
+
+
+def _ratio_words(row: pd.Series | None) -> str:
+    if row is None:
+        return "not recorded yet"
+    runs = int(row["runs"])
+    return f"{row['MLP / oracle']:.1f}\u00d7 ({runs} run{'s' if runs != 1 else ''})"
+
+
+def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
+    """What the ladder shows at ``K``, read along each network (like with like: the same network
+    on every rung): for every knob, the network's MLP / oracle from the rung before the knob
+    moves to each rung it reaches, with its runs; the updates at which the networks stopped where
+    the batch moves (a larger batch changes how many updates reach the target); the lowest ratio
+    so far; and, where a rung has fewer runs than the verdict rule needs, that its numbers show a
+    direction only."""
+    from ..verdicts import MIN_RUNS
+
+    at_K = frame[frame["K"] == K] if not frame.empty else frame
+    if at_K.empty:
+        return "no ladder network is recorded yet at this K"
+
+    def row(network: str, i: int) -> pd.Series | None:
+        hit = at_K[(at_K["network"] == network) & (at_K["rung"] == i)]
+        return None if hit.empty else hit.iloc[0]
+
+    sentences = []
+    for network, name in _NAMES.items():
+        rungs = [i for i, r in enumerate(sizes.rungs) if network == "reglu" or MLP_RELU in r.networks]
+        if row(network, rungs[0]) is None and all(row(network, i) is None for i in rungs):
+            continue
+        parts = []
+        for knob in KNOBS[1:]:
+            moved = [i for i in rungs if sizes.rungs[i].knob == knob]
+            if not moved:
+                continue
+            before = max((i for i in rungs if i < moved[0]), default=None)
+            path = ([] if before is None else [before]) + moved
+            labels = " \u2192 ".join(_n(getattr(sizes.rungs[i], knob)) for i in path)
+            values = " \u2192 ".join(_ratio_words(row(network, i)) for i in path)
+            parts.append(f"{knob} {labels}: {values}")
+        if network == "relu":  # ReLU's rungs are not neighbours: its own path, foot to the paper's network
+            parts = [" \u2192 ".join(f"{_ratio_words(row(network, i))} at {_rung_words(sizes.rungs[i])}" for i in rungs)]
+        sentences.append(f"{name}: " + "; ".join(parts))
+    text = "Along each network, its MLP / oracle as one knob moves: " + ". ".join(sentences) + "."
+    batch = [i for i, r in enumerate(sizes.rungs) if r.knob == "batch"]
+    if batch and (here := row("reglu", batch[0])) is not None and (there := row("reglu", batch[0] - 1)) is not None:
+        text += (f" Where the batch grows to {_n(int(here['batch']))}, the ReGLU network stops after {_n(int(here['updates']))} "
+                 f"updates (median; {int(here['stopped: target'])} of {int(here['runs'])} at the training target), against "
+                 f"{_n(int(there['updates']))} at batch {_n(int(there['batch']))} "
+                 f"({int(there['stopped: target'])} of {int(there['runs'])} at the target).")
+    best = at_K.loc[at_K["MLP / oracle"].idxmin()]
+    text += (f" The lowest so far: {_NAMES[best['network']]} at {_rung_words(sizes.rungs[int(best['rung'])])}, {_ratio_words(best)}, against "
+             f"finding 1b's {ORACLE_FACTOR:g}\u00d7.")
+    few = {int(r["rung"]) for _, r in at_K.iterrows() if r["runs"] < MIN_RUNS}
+    if few:
+        text += (f" {len(few)} of the recorded rungs have fewer than {MIN_RUNS} runs: their numbers show a direction on "
+                 "those runs, not a verdict, and no cause of a change is tested beyond the knob that moved.")
+    return text
 
 
 def _max_steps(profile: str | Profile) -> int:
