@@ -46,6 +46,15 @@ def test_the_long_ladder_runs_from_the_long_network_to_the_papers():
     # the paper's network at the long profile's largest n has five runs, ReLU beside ReGLU
     paper_net = next(r for r in sizes.rungs if r.knob == "batch")
     assert paper_net.runs == 5 and paper_net.relu
+    # at K = 50 the widest batch-1 024 network has five runs too; the control K has run 0 above its foot
+    widest = [r for r in sizes.rungs if r.knob == "width"][-1]
+    assert widest.width == paper.width and sizes.runs(widest, 50) == 5 and sizes.runs(widest, 10) == 1
+    jobs = ladder.ladder_jobs(get_profile("long"))
+    for K in sizes.Ks:
+        for rung in sizes.rungs:
+            runs = {j.run for j in jobs if j.K == K and ladder.rung_of(j, sizes) == rung}
+            assert runs == set(range(sizes.runs(rung, K))), (K, rung)
+    assert sizes.runs(first, 10) == first.runs == long.runs
 
 
 def test_the_foot_of_the_ladder_is_the_long_profiles_figure2_cell():
@@ -88,6 +97,8 @@ def test_a_rung_rejects_a_bad_knob_or_size():
         ladder.Rung("depth", 64, 64, 500)
     with pytest.raises((ValueError, TypeError), match="width"):
         ladder.Rung("width", 0, 64, 500)
+    with pytest.raises((ValueError, TypeError), match="control_runs"):
+        ladder.Rung("width", 64, 64, 500, control_runs=0)
     assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u2009000")
 
 

@@ -15,8 +15,9 @@ unchanged (its rates, 20 000-200 000 updates, stopping rules, kept checkpoint):
 ReGLU (the better MLP of Figure 2) on every rung and ReLU on the paper's network and at the foot
 (Figure 2's own ReLU cell, for the same network's comparison across scales); K = 50 the
 question, K = 10 (where the MLP already matches the oracle) the control. The per-cluster oracles
-(RFM and Laplace) have five runs at every n of the ladder; the networks run 0 on every rung and
-runs 1-4 where the verdict turns (:attr:`Rung.runs`).
+(RFM and Laplace) have five runs at every n of the ladder; the networks run 0 on every rung and,
+at K = 50, runs 1-4 where run 0 turned: the widest network at batch 1 024 and the paper's network
+at n = 50 000 (:attr:`Rung.runs`; the control keeps run 0 above its foot, :attr:`Rung.control_runs`).
 
 Every cell is an ordinary Figure 2 cell (the built-in ``mlp-*`` and ``oracle-*`` methods), so the
 first rung *is* the ``long`` profile's Figure 2 network at n = 50 000 (five recorded runs), and an
@@ -66,7 +67,8 @@ STOP_REASONS = ("target", "plateau", "cap")
 @dataclass(frozen=True)
 class Rung:
     """One rung of the ladder: a network (width, batch) trained on ``n`` examples, reached from
-    the rung before by changing ``knob``; its networks exist for runs ``0 .. runs - 1``;
+    the rung before by changing ``knob``; its networks exist for runs ``0 .. runs - 1`` at the
+    ladder's question K, and ``control_runs`` (``None``: as many) at its control K;
     ``relu``: the ReLU network trains here too (the paper's network); ``step_revision``: the
     training step's revision (``None``: the profile's, so that the first rung is the profile's
     own Figure 2 cell)."""
@@ -76,6 +78,7 @@ class Rung:
     batch: int
     n: int
     runs: int = 1
+    control_runs: int | None = None
     relu: bool = False
     step_revision: int | None = FASTEST_STEP_REVISION
 
@@ -83,6 +86,8 @@ class Rung:
         check_choice(self.knob, "knob", KNOBS)
         for name in ("width", "batch", "n", "runs"):
             check_int(getattr(self, name), name)
+        if self.control_runs is not None:
+            check_int(self.control_runs, "control_runs")
 
     @property
     def networks(self) -> tuple[str, ...]:
@@ -108,6 +113,11 @@ class LadderSizes:
     def ns(self) -> tuple[int, ...]:
         return tuple(dict.fromkeys(r.n for r in self.rungs))
 
+    def runs(self, rung: Rung, K: int) -> int:
+        """How many runs ``rung``'s networks have at ``K``: :attr:`Rung.runs` at the question
+        (``Ks[0]``), :attr:`Rung.control_runs` where it sets them at a control K."""
+        return rung.runs if K == self.Ks[0] or rung.control_runs is None else rung.control_runs
+
 
 def _long_ladder() -> LadderSizes:
     """The ``long`` profile's ladder: from its own Figure 2 network to the paper's (Appendix A.2's
@@ -118,9 +128,12 @@ def _long_ladder() -> LadderSizes:
     bigger = tuple(n for n in paper.ns if n > n0)
     # the foot is Figure 2's own cell, where ReLU trains beside ReGLU: ReLU's point there is the
     # same network's scale comparison with the paper's network, at no cost
+    # five runs where run 0 turned at K = 50: the widest network at the long profile's batch (the
+    # lowest ratio of run 0) and the paper's network (the batch step that raised it again); the
+    # control K keeps run 0 above its foot
     rungs = (Rung("start", w0, b0, n0, runs=long.runs, relu=True, step_revision=None),
-             *(Rung("width", w, b0, n0) for w in (2 * w0, W) if w <= W),
-             Rung("batch", W, B, n0, runs=5, relu=True),
+             *(Rung("width", w, b0, n0, runs=5 if w == W else 1, control_runs=1) for w in (2 * w0, W) if w <= W),
+             Rung("batch", W, B, n0, runs=5, control_runs=1, relu=True),
              *(Rung("n", W, B, n, relu=True) for n in bigger))
     return LadderSizes(Ks=(50, 10), rungs=rungs, n_test=long.n_test, oracle_runs=long.runs)
 
@@ -169,10 +182,10 @@ def ladder_jobs(P: Profile) -> list[Job]:
             for r in range(sizes.oracle_runs):
                 data = _data(K, n, r, sizes.n_test)
                 jobs += [Job(m, data, with_solver(method_spec(m, P), m, data), P.name) for m in ORACLES]
-        top = max(rung.runs for rung in sizes.rungs)
+        top = max(sizes.runs(rung, K) for rung in sizes.rungs)
         for run in range(top):
             for rung in sizes.rungs:
-                if run < rung.runs:
+                if run < sizes.runs(rung, K):
                     jobs += [_network_job(P, m, rung, K, run, sizes.n_test) for m in rung.networks]
     return list(dict.fromkeys(jobs))
 
@@ -661,7 +674,15 @@ def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
             "ld_width_path": " \u2192 ".join(_n(r.width) for r in widths), "ld_batch_first": _n(first.batch),
             "ld_batch_paper": _n(paper.batch), "ld_width_paper": _n(paper.width), "ld_n_first": _n(first.n),
             "ld_ns_more": " and ".join(_n(n) for n in ns), "ld_min_steps": _n(net.min_steps), "ld_max_steps": _n(net.max_steps),
-            "ld_oracle_runs": str(sizes.oracle_runs), "ld_paper_runs": str(paper.runs), "ld_first_runs": str(first.runs)}
+            "ld_oracle_runs": str(sizes.oracle_runs), "ld_paper_runs": str(paper.runs), "ld_first_runs": str(first.runs),
+            "ld_more_runs": " and ".join(f"{_n(r.width)} \u00d7 {_n(r.batch)}" for r in sizes.rungs[1:] if r.runs > 1),
+            "ld_control_runs": _control_runs(sizes)}
+
+
+def _control_runs(sizes: LadderSizes) -> str:
+    """The runs above the foot at the control K, in words."""
+    runs = sorted({sizes.runs(r, sizes.Ks[-1]) for r in sizes.rungs[1:]})
+    return " or ".join(str(r) for r in runs) + (" run" if runs == [1] else " runs")
 
 
 def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:
