@@ -19,8 +19,9 @@
 #          50 (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
 # ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder.py): "oracles" (both
 #          per-cluster oracles, five runs at every n of the ladder), "networks" (run 0 of every
-#          rung, then runs 1-4 where the ladder declares them) or "gaps" (the per-cluster scoring
-#          of every finished network), at K = 50 then 10 (KS).
+#          rung, then runs 1-4 where the ladder declares them; each network's gap cell, its
+#          per-cluster scoring, as it lands) or "gaps" (the gap cells of every finished network,
+#          the foot's included: they retrain its recorded networks), at K = 50 then 10 (KS).
 # N: the training sizes to run (default: all of the phase's, ascending). KS: the cluster counts
 # (default: all of the phase's); two workers on disjoint KS use both cores without computing a
 # cell twice. What runs is exactly the profile's declared sweep (monosem/profiles.py), cut included.
@@ -42,12 +43,9 @@ esac
 shift
 # a fresh machine (no cache): start from the cells already recorded in the package
 for fig in regime fig2 fig4 fig6 ladder ladder-gap; do $PY -m monosem record $fig --profile long --restore; done
-if [ "$phase" = ladder ]; then
-  part=${1:-networks}
-  for K in ${KS:-$default_Ks}; do
-    if [ "$part" = gaps ]; then
-      # the gap cells whose networks are finished (never one another worker is training)
-      $PY - "$K" <<'PYTHON'
+# the ladder's gap cells at K ($1) whose networks are finished; $2 = 1: the foot's too
+gaps() {
+  $PY - "$1" "$2" <<'PYTHON'
 import sys
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.methods import compute_many, plan
@@ -56,10 +54,18 @@ from monosem.experiments.runner import run_jobs
 from monosem.profiles import get_profile
 
 cache = ResultCache()
-jobs = ready_gap_jobs(get_profile("long"), cache, Ks=(int(sys.argv[1]),))
+jobs = ready_gap_jobs(get_profile("long"), cache, Ks=(int(sys.argv[1]),), foot=sys.argv[2] == "1")
 run_jobs(jobs, compute_many, cache, desc="ladder-gap", plan=plan)
 PYTHON
-      $PY -m monosem record ladder-gap --profile long
+  $PY -m monosem record ladder-gap --profile long
+}
+if [ "$phase" = ladder ]; then
+  part=${1:-networks}
+  for K in ${KS:-$default_Ks}; do
+    if [ "$part" = gaps ]; then
+      # the gap cells whose networks are finished (never one another worker is training), the
+      # foot's included (they retrain its recorded networks)
+      gaps $K 1
       continue
     fi
     if [ "$part" = oracles ]; then
@@ -68,10 +74,12 @@ PYTHON
       continue
     fi
     for r in ${RUNS:-0 1 2 3 4}; do
-      # one network at a time, each recorded as it lands
+      # one network at a time, each recorded as it lands, then scored cluster by cluster (its
+      # gap cell: seconds to minutes)
       while read -r n method; do
         $PY -m monosem run ladder --profile long --K $K --runs $r --n $n --methods $method
         $PY -m monosem record ladder --profile long
+        gaps $K 0 || echo "the gap cells at K=$K failed (see above); the networks go on"
       done < <($PY -m monosem status ladder --profile long --K $K --runs $r --methods mlp-reglu mlp-relu --missing 2>/dev/null \
                | sed -n 's/^  missing: \(mlp-[a-z]*\) K=[0-9]* n=\([0-9]*\) run=.*/\2 \1/p' | sort -s -n -k1,1 | uniq)
     done

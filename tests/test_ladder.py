@@ -200,3 +200,21 @@ def test_the_ladder_reading_follows_each_network_knob_by_knob():
     assert "The lowest so far: ReGLU at 4 096 × 1 024, n = 50 000, 3.0× (1 run)" in text
     assert "3 of the recorded rungs have fewer than 5 runs" in text
     assert ladder.ladder_reading(pd.DataFrame(), sizes, K).startswith("no ladder network")
+
+
+def test_ready_gap_cells_are_those_of_finished_networks_and_the_foot_on_request(tmp_path):
+    from monosem.experiments.cache import ResultCache
+
+    P = get_profile("smoke")
+    sizes = ladder.ladder_sizes(P)
+    cache = ResultCache(tmp_path)
+    networks = [j for j in ladder.ladder_jobs(P) if j.method.startswith("mlp-")]
+    above = next(j for j in networks if ladder.rung_of(j, sizes) != sizes.rungs[0])
+    cache.save(above, {"test_mse": 0.5}, 1.0)
+    mine = ladder.ready_gap_jobs(P, cache, foot=False)
+    assert [ladder.gap_job(above)] == mine
+    with_foot = ladder.ready_gap_jobs(P, cache)
+    foot = [ladder.gap_job(j) for j in networks if ladder.rung_of(j, sizes) == sizes.rungs[0]]
+    assert set(with_foot) == set(mine) | set(foot) and foot
+    cache.save(mine[0], {"test_mse": 0.5}, 1.0)  # scored: no longer ready
+    assert ladder.ready_gap_jobs(P, cache, foot=False) == []

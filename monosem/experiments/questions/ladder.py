@@ -700,16 +700,17 @@ def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: 
             for rung, c in rung_verdicts(records, profile, K) if rung.knob != "start"]
 
 
-def ready_gap_jobs(P: Profile, cache: ResultCache, Ks: tuple[int, ...] | None = None) -> list[Job]:
+def ready_gap_jobs(P: Profile, cache: ResultCache, Ks: tuple[int, ...] | None = None, foot: bool = True) -> list[Job]:
     """The gap cells at ``P`` that can run now without training a network another worker may be
-    training: those whose network is finished in ``cache`` (its result there), and those of the
-    ladder's foot (the profile's own Figure 2 networks, which the ladder never trains: a gap cell
-    retrains its recorded network)."""
+    training: those whose network is finished in ``cache`` (its result there), and, with
+    ``foot``, those of the ladder's foot (the profile's own Figure 2 networks, which the ladder
+    never trains: a gap cell retrains its recorded network, a network's time; without ``foot``
+    every cell is seconds to minutes of scoring)."""
     sizes = ladder_sizes(P)
-    foot = sizes.rungs[0] if sizes else None
+    first = sizes.rungs[0] if sizes else None
     out = []
     for job in gap_jobs(P):
         src = _gap_source(job)
-        if (Ks is None or job.K in Ks) and not cache.has(job) and (cache.has(src) or rung_of(src, sizes) == foot):
+        if (Ks is None or job.K in Ks) and not cache.has(job) and (cache.has(src) or (foot and rung_of(src, sizes) == first)):
             out.append(job)
     return out
