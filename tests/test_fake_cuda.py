@@ -185,6 +185,25 @@ def test_rfm_fit_on_cuda_matches_the_cpu(cuda):
     np.testing.assert_allclose(est.predict(Xt), ref.predict(Xt), rtol=1e-4, atol=1e-4)
 
 
+def test_rfm_resumes_on_cuda_from_its_checkpoint(cuda, tmp_path):
+    """The checkpoint holds host tensors; a fit resumed on the device restores its iterations
+    there and predicts as the uninterrupted fit does."""
+    m = data.mixed_link_model(2)
+    X, y, _ = m.pool(400)
+    Xt, yt, _ = m.test_set(100)
+    whole = RFMRegressor(iterations=2).fit(X, y, X_test=Xt, y_test=yt)
+    path = tmp_path / "rfm.pt"
+    RFMRegressor(iterations=1).fit(X, y, checkpoint=tmp_path / "other.pt")  # another file: untouched
+    first = RFMRegressor(iterations=2).fit(X, y, X_test=Xt, y_test=yt, checkpoint=path)
+    saved = torch.load(path, weights_only=True)
+    assert all(it["state"]["dual_coef"].device.type == "cpu" for it in saved["iterations"])
+    resumed = RFMRegressor(iterations=2).fit(X, y, X_test=Xt, y_test=yt, checkpoint=path)
+    assert all(est.dual_coef_.device.type == "cuda" for est in resumed.estimators_)
+    for t in range(3):
+        np.testing.assert_array_equal(resumed.predict(Xt, iteration=t), first.predict(Xt, iteration=t))
+    assert resumed.test_mse_ == first.test_mse_ == whole.test_mse_
+
+
 @pytest.mark.parametrize("local", ["laplace", "rfm"])
 def test_gated_predictor_on_cuda(cuda, figure1_cpu, local):
     m = data.mixed_link_model(2)
