@@ -616,8 +616,12 @@ def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
 
     sentences = []
     for network, name in _NAMES.items():
-        rungs = [i for i, r in enumerate(sizes.rungs) if network == "reglu" or MLP_RELU in r.networks]
-        if row(network, rungs[0]) is None and all(row(network, i) is None for i in rungs):
+        rungs = [i for i, r in enumerate(sizes.rungs) if f"mlp-{network}" in r.networks]
+        if all(row(network, i) is None for i in rungs):
+            continue
+        if network == "relu":  # ReLU's rungs are not neighbours: its own path, foot to the paper's network
+            sentences.append(f"{name}: " + " \u2192 ".join(f"{_ratio_words(row(network, i))} at {_rung_words(sizes.rungs[i])}"
+                                                           for i in rungs))
             continue
         parts = []
         for knob in KNOBS[1:]:
@@ -629,8 +633,6 @@ def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
             labels = " \u2192 ".join(_n(getattr(sizes.rungs[i], knob)) for i in path)
             values = " \u2192 ".join(_ratio_words(row(network, i)) for i in path)
             parts.append(f"{knob} {labels}: {values}")
-        if network == "relu":  # ReLU's rungs are not neighbours: its own path, foot to the paper's network
-            parts = [" \u2192 ".join(f"{_ratio_words(row(network, i))} at {_rung_words(sizes.rungs[i])}" for i in rungs)]
         sentences.append(f"{name}: " + "; ".join(parts))
     text = "Along each network, its MLP / oracle as one knob moves: " + ". ".join(sentences) + "."
     batch = [i for i, r in enumerate(sizes.rungs) if r.knob == "batch"]
