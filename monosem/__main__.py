@@ -389,7 +389,7 @@ def _figure_cells(args: argparse.Namespace, *, writes: bool = False, reads: bool
 
 def _status(args: argparse.Namespace) -> int:
     """``monosem status``: cached, missing and recorded cells per method."""
-    from .experiments.specs import width_of
+    from .experiments.specs import network_of
     from .experiments.recorded import load_recorded_cells
     from .experiments.sweeps import figure_of
 
@@ -439,7 +439,8 @@ def _status(args: argparse.Namespace) -> int:
                   "measured speed of the same network at another K, n or run")
     if args.missing:
         for job in missing:
-            print(f"  missing: {job.label()}" + (f" width {width_of(job)}" if width_of(job) else ""))
+            net = network_of(job)  # the ladder's rungs differ in width and batch: name both
+            print(f"  missing: {job.label()}" + (f" width {net.width} batch {net.batch}" if net else ""))
     return 0
 
 

@@ -61,3 +61,22 @@ def test_a_network_no_run_measured_is_bounded_at_its_cap_by_the_same_network_els
     missing = [by[("mlp-relu", 10, 0)], by[("mlp-relu", 10, 1)], by[("mlp-relu", 2, 1)], by[("laplace", 10, 0)]]
     assert capped_network_seconds(missing, measured) == (pytest.approx(2 * cap), 2)
     assert capped_network_seconds(missing, {}) == (0.0, 0)
+
+
+def test_a_network_is_charged_its_other_runs_updates_at_its_speed_measured_in_cpu_time():
+    from monosem.experiments.estimate import remaining_seconds
+
+    jobs = sweep("fig2", "long", Ks=[2, 10], ns=[20_000], methods=["mlp-relu"])
+    by = {(j.K, j.run): j for j in jobs}
+    cpu = {"device": "cpu", "threads": 1}
+    measured = {
+        # run 0 at K = 10: a wall time only (waits for a shared core counted), 40 000 updates
+        by[(10, 0)]: {"timing": {"seconds": 900.0}, "metrics": {"stop_step": 40_000}},
+        # the same network at K = 2, measured in CPU time: 2 ms per update
+        by[(2, 0)]: {"timing": {**cpu, "seconds": 90.0, "cpu_seconds": 60.0}, "metrics": {"stop_step": 30_000}},
+    }
+    seconds, unknown = remaining_seconds([by[(10, 1)], by[(2, 1)]], measured)
+    assert unknown == 0 and seconds == pytest.approx(40_000 * 0.002 + 60.0)
+    # with no CPU-time measurement of the network anywhere, its wall time per update
+    del measured[by[(2, 0)]]
+    assert remaining_seconds([by[(10, 1)]], measured) == (pytest.approx(900.0), 0)

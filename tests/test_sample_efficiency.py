@@ -158,8 +158,9 @@ def test_the_missing_cells_cost_is_the_other_runs_time_once_per_missing_cell():
 
     L = get_profile("long")
     records = se.recorded_long(L)
-    # drop run 4 of K = 2 at 20 000: its cells cost the mean of runs 0-3 of the same cells
-    dropped = {j for j in records if j.run == 4 and j.K == 2 and j.n == 20_000}
+    # drop run 4 of K = 2 at 20 000: its kernel cells cost the mean of runs 0-3 of the same cells
+    # (a network's cost, its runs' updates at its measured speed: tests/test_estimate.py)
+    dropped = {j for j in records if j.run == 4 and j.K == 2 and j.n == 20_000 and not j.method.startswith("mlp-")}
     assert dropped
     kept = {j: r for j, r in records.items() if j not in dropped}
     base = se.missing_hours(records, L)

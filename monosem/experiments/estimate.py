@@ -84,55 +84,85 @@ def _other_runs_key(job: Job) -> tuple:
     return job.method, job.spec, dataclasses.replace(job.data, run=0)
 
 
+def _measured_in_cpu_time(record: Mapping) -> bool:
+    """Whether :func:`core_seconds` of ``record`` is its CPU time (not a wall time, which may count
+    waits for a shared core)."""
+    timing = record.get("timing", {})
+    return timing.get("device", "cpu") == "cpu" and timing.get("threads") == 1 and timing.get("cpu_seconds") is not None
+
+
 def core_seconds(record: Mapping) -> float | None:
     """The compute a cell's record measured, in core-seconds: the CPU time of a one-thread CPU
     cell (its wall time also counts the time the process waited for a shared or paused core),
     else its wall time; ``None`` where the record has no timing."""
     timing = record.get("timing", {})
-    if timing.get("device", "cpu") == "cpu" and timing.get("threads") == 1 and timing.get("cpu_seconds") is not None:
+    if _measured_in_cpu_time(record):
         return float(timing["cpu_seconds"])
     return None if timing.get("seconds") is None else float(timing["seconds"])
+
+
+def _update_seconds(measured: Mapping[Job, dict]) -> dict[tuple, float]:
+    """Core-seconds per update of every network (method and settings) that ``measured`` trained,
+    the mean over its cells at any K, n or run; where some of them are measured in CPU time, over
+    those only."""
+    rates: dict[tuple, list[tuple[bool, float]]] = defaultdict(list)
+    for job, rec in measured.items():
+        seconds, steps = core_seconds(rec), rec.get("metrics", {}).get("stop_step")
+        if isinstance(job.spec, NetworkSpec) and seconds is not None and steps:
+            rates[(job.method, job.spec)].append((_measured_in_cpu_time(rec), seconds / steps))
+    out = {}
+    for key, pairs in rates.items():
+        best = [r for cpu, r in pairs if cpu] or [r for _, r in pairs]
+        out[key] = sum(best) / len(best)
+    return out
 
 
 def remaining_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> tuple[float, int]:
     """How long the cells ``missing`` would take, one thread each, from the cells ``measured``
     (``{job: record}``, cached or recorded): each missing cell at the mean :func:`core_seconds` of
     the same cell at the other runs measured (for the long profile's five runs, a good guide: the
-    settings and sizes are the same, only the seeds differ). Returns the seconds and the number of
-    missing cells that no run measured (left out of the seconds)."""
+    settings and sizes are the same, only the seeds differ). A network is charged the mean number
+    of updates of its other runs at its speed per update measured in CPU time anywhere
+    (:func:`_update_seconds`): an early run's wall time can count waits for a shared core.
+    Returns the seconds and the number of missing cells that no run measured (left out of the
+    seconds)."""
     times: dict[tuple, list[float]] = defaultdict(list)
+    steps: dict[tuple, list[int]] = defaultdict(list)
     for job, rec in measured.items():
         seconds = core_seconds(rec)
         if seconds is not None:
             times[_other_runs_key(job)].append(float(seconds))
+            if isinstance(job.spec, NetworkSpec) and rec.get("metrics", {}).get("stop_step"):
+                steps[_other_runs_key(job)].append(int(rec["metrics"]["stop_step"]))
+    rates = _update_seconds(measured)
     total, unknown = 0.0, 0
     for job in missing:
-        same = times.get(_other_runs_key(job))
-        if same:
-            total += sum(same) / len(same)
-        else:
+        key = _other_runs_key(job)
+        same = times.get(key)
+        if not same:
             unknown += 1
+        elif steps.get(key) and (job.method, job.spec) in rates:
+            total += sum(steps[key]) / len(steps[key]) * rates[(job.method, job.spec)]
+        else:
+            total += sum(same) / len(same)
     return total, unknown
 
 
 def capped_network_seconds(missing: Iterable[Job], measured: Mapping[Job, dict]) -> tuple[float, int]:
     """An upper bound on the network cells of ``missing`` that no run of the same cell measured:
-    each charged to its update cap (``spec.max_steps``) at the mean core-seconds per update of the
-    measured networks of the same method and settings at any K, n or run (an update costs the same
-    at every n: width x batch; the training-set evaluations every ``eval_every`` updates, a few
-    per cent at the ladder's n, are not scaled). Returns the seconds and how many cells they cover;
-    cells of other methods, or with no such measured network, are left out."""
-    rates: dict[tuple, list[float]] = defaultdict(list)
-    for job, rec in measured.items():
-        seconds, steps = core_seconds(rec), rec.get("metrics", {}).get("stop_step")
-        if isinstance(job.spec, NetworkSpec) and seconds is not None and steps:
-            rates[(job.method, job.spec)].append(seconds / steps)
+    each charged to its update cap (``spec.max_steps``) at the core-seconds per update of the
+    measured networks of the same method and settings at any K, n or run (:func:`_update_seconds`;
+    an update costs the same at every n: width x batch; the training-set evaluations every
+    ``eval_every`` updates, a few per cent at the ladder's n, are not scaled). Returns the seconds
+    and how many cells they cover; cells of other methods, or with no such measured network, are
+    left out."""
+    rates = _update_seconds(measured)
     same_cell = {_other_runs_key(job) for job, rec in measured.items() if core_seconds(rec) is not None}
     total, covered = 0.0, 0
     for job in missing:
         per_update = rates.get((job.method, job.spec))
         if per_update and _other_runs_key(job) not in same_cell:
-            total += job.spec.max_steps * sum(per_update) / len(per_update)
+            total += job.spec.max_steps * per_update
             covered += 1
     return total, covered
 
