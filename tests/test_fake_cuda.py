@@ -19,7 +19,7 @@ from fake_cuda import FakeCudaTensor
 
 from monosem import data, gating, specialization
 from monosem.device import get_device
-from monosem.kernels import LaplaceKernelRegressor, RFMRegressor
+from monosem.kernels import LaplaceKernelRegressor, PerClusterOracle, RFMRegressor
 from monosem.models import MLP, MLPStack
 from monosem.train import TrainData, a1_config, a2_config, train
 
@@ -202,6 +202,16 @@ def test_rfm_resumes_on_cuda_from_its_checkpoint(cuda, tmp_path):
     for t in range(3):
         np.testing.assert_array_equal(resumed.predict(Xt, iteration=t), first.predict(Xt, iteration=t))
     assert resumed.test_mse_ == first.test_mse_ == whole.test_mse_
+
+
+def test_an_rfm_oracle_resumes_on_cuda_from_its_cluster_checkpoints(cuda, tmp_path):
+    m = data.mixed_link_model(2)
+    X, y, c = m.pool(400)
+    Xt, _, ct = m.test_set(100)
+    first = PerClusterOracle(RFMRegressor(iterations=1)).fit(X, y, c, checkpoint=tmp_path / "oracle")
+    resumed = PerClusterOracle(RFMRegressor(iterations=1)).fit(X, y, c, checkpoint=tmp_path / "oracle")
+    assert all(est.dual_coef_.device.type == "cuda" for fit in resumed.estimators_.values() for est in fit.estimators_)
+    np.testing.assert_array_equal(resumed.predict(Xt, ct), first.predict(Xt, ct))
 
 
 @pytest.mark.parametrize("local", ["laplace", "rfm"])

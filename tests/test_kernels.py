@@ -293,6 +293,24 @@ def test_oracle_routes_by_true_cluster():
         oracle.predict(Xt, torch.full_like(ct, 7))
 
 
+def test_oracle_checkpoints_each_cluster_and_restores_it(tmp_path, laplace_fits):
+    m = data.mixed_link_model(2)
+    X, y, c = m.pool(400)
+    Xt, _, ct = m.test_set(100)
+    rfm = RFMRegressor(iterations=1, bandwidth="median")
+    whole = PerClusterOracle(rfm).fit(X, y, c, checkpoint=tmp_path / "oracle")
+    files = whole.checkpoint_files(tmp_path / "oracle")
+    assert [p.name for p in files] == ["oracle-0.pt", "oracle-1.pt"] and all(p.exists() for p in files)
+    laplace_fits.count()
+    again = PerClusterOracle(rfm).fit(X, y, c, checkpoint=tmp_path / "oracle")
+    assert laplace_fits.calls == 0  # both clusters restored
+    for t in range(2):
+        assert np.array_equal(again.predict(Xt, ct, iteration=t), whole.predict(Xt, ct, iteration=t))
+    with pytest.raises(ValueError, match="checkpoint: LaplaceKernelRegressor.fit takes no checkpoint"):
+        PerClusterOracle(LaplaceKernelRegressor()).fit(X, y, c, checkpoint=tmp_path / "laplace")
+    assert PerClusterOracle(rfm).checkpoint_files(tmp_path / "oracle") == []  # not fitted: none written
+
+
 # ------------------------------------------------------------------------------ scikit-learn
 @pytest.mark.slow
 def test_scikit_learn_estimator_checks():
@@ -390,35 +408,19 @@ def test_metric_summaries_reject_bad_input():
 
 # ------------------------------------------------------------------------ RFM checkpoints
 @pytest.mark.parametrize("solver", ["exact", "eigenpro"])
-def test_rfm_resumed_from_its_checkpoint_matches_an_uninterrupted_fit(single_index, tmp_path, monkeypatch, solver):
+def test_rfm_resumed_from_its_checkpoint_matches_an_uninterrupted_fit(single_index, tmp_path, laplace_fits, solver):
     _, X, y, c, Xt, yt, _ = single_index
     X, y, c = X[:1000], y[:1000], c[:1000]
     params = dict(iterations=3, bandwidth="cluster-median", solver=solver, agop_samples=500)
     whole = RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt)
     path = tmp_path / "rfm.pt"
-    calls = {"n": 0}
-    fit = LaplaceKernelRegressor.fit
-
-    def dies_at_iteration_2(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(LaplaceKernelRegressor, "fit", dies_at_iteration_2)
+    laplace_fits.interrupt_at(3)  # iteration 2
     with pytest.raises(KeyboardInterrupt):
         RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt, checkpoint=path)
-    monkeypatch.setattr(LaplaceKernelRegressor, "fit", fit)
     assert len(torch.load(path, weights_only=True)["iterations"]) == 2
-    fits = {"n": 0}
-
-    def counted(self, *args, **kwargs):
-        fits["n"] += 1
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(LaplaceKernelRegressor, "fit", counted)
+    laplace_fits.count()
     resumed = RFMRegressor(**params).fit(X, y, groups=c, X_test=Xt, y_test=yt, checkpoint=path)
-    assert fits["n"] == 2  # iterations 2 and 3 only
+    assert laplace_fits.calls == 2  # iterations 2 and 3 only
     assert resumed.resumed_seconds_ > 0 and whole.resumed_seconds_ == 0
     for t in range(4):
         assert np.array_equal(resumed.predict(Xt, iteration=t), whole.predict(Xt, iteration=t))

@@ -73,33 +73,50 @@ def test_a_gated_cell_trains_its_missing_source_network_and_records_its_time(tmp
     assert networks_to_retrain([job], cache) == []
 
 
-def test_a_global_rfm_cell_checkpoints_beside_the_cache_and_cleans_up(tmp_path, monkeypatch):
+def test_a_global_rfm_cell_checkpoints_beside_the_cache_and_cleans_up(tmp_path, laplace_fits):
     """The cell's fit is checkpointed after every iteration under its key, resumes from there
     with the same metrics, and leaves no checkpoint once computed."""
     from monosem.experiments.cache import EARLIER_SECONDS
     from monosem.experiments.methods import compute
-    from monosem.kernels import LaplaceKernelRegressor
 
     job = sweep("fig2", "smoke", Ks=[10], methods=["rfm"])[0]
     cache = ResultCache(tmp_path)
     ckpt = tmp_path / "checkpoints" / f"{job.key()}-rfm.pt"
     whole = compute(job, cache)
     assert not ckpt.exists() and whole[EARLIER_SECONDS] == 0
-    fit, calls = LaplaceKernelRegressor.fit, {"n": 0}
-
-    def dies_at_iteration_3(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(LaplaceKernelRegressor, "fit", dies_at_iteration_3)
+    laplace_fits.interrupt_at(4)
     with pytest.raises(KeyboardInterrupt):
         compute(job, cache)
     assert ckpt.exists()
-    monkeypatch.setattr(LaplaceKernelRegressor, "fit", fit)
+    laplace_fits.count()
     resumed = compute(job, cache)
     assert not ckpt.exists() and resumed.pop(EARLIER_SECONDS) > 0
     whole.pop(EARLIER_SECONDS)
     strip = lambda m: {k: v for k, v in m.items() if not k.startswith("_")}  # noqa: E731
     assert strip(resumed) == strip(whole)
+
+
+def test_an_rfm_oracle_cell_checkpoints_every_cluster_and_cleans_up(tmp_path, laplace_fits):
+    """An RFM oracle checkpoints each cluster's fit after every iteration: a finished cluster is
+    restored, the interrupted one resumes after its last finished iteration; the metrics equal an
+    uninterrupted fit's and no checkpoint is left once computed. A Laplace oracle writes none."""
+    from monosem.experiments.cache import EARLIER_SECONDS
+    from monosem.experiments.methods import compute
+
+    job, laplace = sweep("fig2", "smoke", Ks=[10], methods=["oracle-rfm", "oracle-laplace"], runs=[0], ns=[500])
+    cache, folder = ResultCache(tmp_path), tmp_path / "checkpoints"
+    whole = compute(job, cache)
+    assert whole[EARLIER_SECONDS] == 0 and not list(folder.glob("*"))
+    laplace_fits.interrupt_at(6)  # cluster 1's iteration 1: cluster 0's 4 fits are done
+    with pytest.raises(KeyboardInterrupt):
+        compute(job, cache)
+    assert sorted(p.name for p in folder.glob("*")) == [f"{job.key()}-oracle-{k}.pt" for k in (0, 1)]
+    laplace_fits.count()
+    resumed = compute(job, cache)
+    assert laplace_fits.calls == 4 * job.K - 5 and not list(folder.glob("*"))
+    assert resumed.pop(EARLIER_SECONDS) > 0
+    whole.pop(EARLIER_SECONDS)
+    strip = lambda m: {k: v for k, v in m.items() if not k.startswith("_")}  # noqa: E731
+    assert strip(resumed) == strip(whole)
+    compute(laplace, cache)
+    assert not list(folder.glob("*"))

@@ -9,6 +9,8 @@ is the global estimator itself.
 from __future__ import annotations
 
 import inspect
+import os
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -38,12 +40,21 @@ class PerClusterOracle(RegressorMixin, BaseEstimator):
     def __init__(self, estimator=None) -> None:
         self.estimator = estimator
 
-    def fit(self, X, y, groups) -> "PerClusterOracle":
-        """Fit one clone of the estimator on each cluster's training examples."""
+    def fit(self, X, y, groups, *, checkpoint: str | os.PathLike | None = None) -> "PerClusterOracle":
+        """Fit one clone of the estimator on each cluster's training examples.
+
+        ``checkpoint``: a path prefix; cluster ``k``'s fit checkpoints to ``<checkpoint>-<k>.pt``
+        (for an estimator whose ``fit`` takes a ``checkpoint``, e.g. :class:`RFMRegressor`: a
+        finished cluster restores from its file, an interrupted one resumes after its last
+        finished iteration, with the same result, bit for bit). :meth:`checkpoint_files` lists
+        them, to remove once the fit is used.
+        """
         if self.estimator is None:
             raise ValueError("estimator must be given, e.g. PerClusterOracle(LaplaceKernelRegressor())")
         if groups is None:
             raise ValueError("PerClusterOracle.fit needs the true cluster labels: fit(X, y, groups)")
+        if checkpoint is not None and not _accepts(self.estimator.fit, "checkpoint"):
+            raise ValueError(f"checkpoint: {type(self.estimator).__name__}.fit takes no checkpoint; pass checkpoint=None")
         dev = get_device(getattr(self.estimator, "device", None))
         X = as_matrix(X, "X", dev, torch.float64)
         y = as_vector(y, "y", X.shape[0], dev, torch.float64)
@@ -54,10 +65,23 @@ class PerClusterOracle(RegressorMixin, BaseEstimator):
             sel = g == k
             est = clone(self.estimator)
             kwargs = {"groups": g[sel]} if pass_groups else {}
+            if checkpoint is not None:
+                kwargs["checkpoint"] = self._checkpoint_file(checkpoint, int(k))
             self.estimators_[int(k)] = est.fit(X[sel], y[sel], **kwargs)
         self.n_features_in_ = X.shape[1]
         self.clusters_ = np.array(sorted(self.estimators_))
         return self
+
+    @staticmethod
+    def _checkpoint_file(prefix: str | os.PathLike, cluster: int) -> Path:
+        prefix = Path(prefix)
+        return prefix.with_name(f"{prefix.name}-{cluster}.pt")
+
+    def checkpoint_files(self, checkpoint: str | os.PathLike) -> list[Path]:
+        """The checkpoint files a fit with ``checkpoint`` wrote, one per cluster (some may be absent)."""
+        if not hasattr(self, "estimators_"):
+            return []
+        return [self._checkpoint_file(checkpoint, k) for k in self.estimators_]
 
     def predict(self, X, groups, **predict_params) -> np.ndarray:
         """Predict every row with the fitted copy of its true cluster."""
