@@ -707,12 +707,14 @@ def ready_gap_jobs(P: Profile, cache: ResultCache, Ks: tuple[int, ...] | None = 
     training: those whose network is finished in ``cache`` (its result there), and, with
     ``foot``, those of the ladder's foot (the profile's own Figure 2 networks, which the ladder
     never trains: a gap cell retrains its recorded network, a network's time; without ``foot``
-    every cell is seconds to minutes of scoring)."""
+    every cell is seconds to minutes of scoring: a foot network's result in the cache, restored
+    from its recorded cell, carries no weights)."""
     sizes = ladder_sizes(P)
     first = sizes.rungs[0] if sizes else None
     out = []
     for job in gap_jobs(P):
         src = _gap_source(job)
-        if (Ks is None or job.K in Ks) and not cache.has(job) and (cache.has(src) or (foot and rung_of(src, sizes) == first)):
+        at_foot = rung_of(src, sizes) == first
+        if (Ks is None or job.K in Ks) and not cache.has(job) and (foot if at_foot else cache.has(src)):
             out.append(job)
     return out
