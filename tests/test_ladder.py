@@ -222,3 +222,23 @@ def test_ready_gap_cells_are_those_of_finished_networks_and_the_foot_on_request(
     assert set(with_foot) == set(mine) | set(foot) and foot
     cache.save(mine[0], {"test_mse": 0.5}, 1.0)  # scored: no longer ready
     assert ladder.ready_gap_jobs(P, cache, foot=False) == []
+
+
+def test_the_paper_cap_sentence_counts_every_n_of_the_paper_network_in_the_records():
+    """Whether A.2's own cap binds is read over every recorded rung of the paper's network (each
+    n), and it says "binds" exactly where one of them stopped at the cap."""
+    from monosem.experiments.recorded import load_recorded_cells
+
+    records = load_recorded_cells(sweep("ladder", "long"), "long")
+    sizes = ladder.ladder_sizes("long")
+    frame = ladder.ladder_frame(records, "long")
+    paper = next(r for r in sizes.rungs if r.knob == "batch")
+    rows = frame[(frame["K"] == sizes.Ks[0]) & (frame["width"] == paper.width) & (frame["batch"] == paper.batch)]
+    text = ladder.ladder_numbers(records, {}, "long")["ld_paper_cap"]
+    if rows.empty:
+        assert "not known yet" in text
+        return
+    for n, at_n in rows.groupby("n"):
+        counts = " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}" for _, r in at_n.iterrows())
+        assert f"at n = {ladder._n(int(n))}, {counts}" in text
+    assert ("the paper's cap binds" in text) == bool(rows["stopped: cap"].sum())

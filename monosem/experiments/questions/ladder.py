@@ -538,15 +538,20 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
                                    f"{c.evidence} ({absent} not recorded yet on this rung: the verdict may change when it is)")
     else:
         out["ld_paper_verdict"] = f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}"
-    at_paper = frame[(frame["K"] == K) & (frame["rung"] == sizes.rungs.index(paper))] if not frame.empty else frame
+    # every rung with the paper's width and batch: the paper's network at each n of the ladder
+    paper_rungs = [i for i, r in enumerate(sizes.rungs) if (r.width, r.batch) == (paper.width, paper.batch)]
+    at_paper = frame[(frame["K"] == K) & frame["rung"].isin(paper_rungs)] if not frame.empty else frame
     if at_paper.empty:
         out["ld_paper_cap"] = "whether A.2's own update cap binds on the paper's network is not known yet (not recorded)"
     else:
-        parts = [f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']} networks" for _, r in at_paper.iterrows()]
-        binds = bool(at_paper["stopped: cap"].sum())
-        out["ld_paper_cap"] = (f"on the paper's own network and protocol, {' and '.join(parts)} stop at A.2's cap of "
-                               f"{_n(_max_steps(profile))} updates"
-                               + (": the paper's cap binds, a finding about the paper's protocol" if binds else ": the cap does not bind there"))
+        per_n = [f"at n = {_n(n)}, " + " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}"
+                                                   for _, r in rows.iterrows())
+                 for n, rows in at_paper.groupby("n", sort=True)]
+        binding = [f"{r['network']} at n = {_n(int(r['n']))}" for _, r in at_paper.iterrows() if r["stopped: cap"] > 0]
+        out["ld_paper_cap"] = (f"on the paper's own network and protocol, the networks that stop at A.2's cap of "
+                               f"{_n(_max_steps(profile))} updates: {'; '.join(per_n)}"
+                               + (f": the paper's cap binds ({', '.join(binding)}), a finding about the paper's protocol" if binding
+                                  else ": the cap does not bind there"))
     capped_rows = frame[(frame["K"] == K) & under_trained(frame)] if not frame.empty else frame
     if capped_rows.empty:
         out["ld_cap"] = "no recorded ladder network at this K stops at the update cap"
