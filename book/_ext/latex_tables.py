@@ -8,7 +8,7 @@ set every table of more than :data:`LONG_ROWS` rows as a ``longtable``, which br
 Columns get widths in proportion to their longest cell, so that they wrap instead of running off
 the page (Sphinx sets a long table's columns of automatic width unbroken), and a table whose
 numbers cannot all fit the text width at the body's size is set in the largest smaller size at
-which they do (a table of 19 columns, such as page 04's ladder, in ``\scriptsize``). The HTML keeps
+which they do (a table of 19 columns, such as page 04's ladder, in ``\\scriptsize``). The HTML keeps
 its boxes, widths and sizes.
 """
 

@@ -285,9 +285,9 @@ def under_trained(frame: pd.DataFrame) -> pd.Series:
 
 
 def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, title: str = ""):
-    """One panel per K: every network's MLP / better-oracle ratio against the rung (points: runs;
-    line: the ratio of the means; open points: networks stopped at the update cap, under-trained),
-    with finding 1b's threshold."""
+    """One panel per K: every network's MLP / better-oracle ratio against the rung (points: runs,
+    beside the rung; line: the ratio of the means; open points: networks stopped at the update
+    cap, under-trained), with finding 1b's threshold."""
     import matplotlib.pyplot as plt
 
     from ... import plots
@@ -295,6 +295,8 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
     sizes = ladder_sizes(profile)
     frame = ladder_frame(records, profile)
     colors = {"reglu": "tab:red", "relu": "tab:blue"}
+    # the runs beside their network's mean, not under it: a single run hides under its mean's marker
+    offsets = {"reglu": -0.12, "relu": 0.12}
     with plots.paper_style():
         fig, axes = plt.subplots(1, len(sizes.Ks), figsize=(4.6 * len(sizes.Ks), 3.6), squeeze=False, layout="constrained")
         for ax, K in zip(axes[0], sizes.Ks):
@@ -307,12 +309,13 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
                 for i, rung in enumerate(sizes.rungs):
                     for rec, ratio in _per_run_ratios(records, profile, rung, K, f"mlp-{net}"):
                         capped = rec["metrics"].get("stop_reason") == "cap"
-                        ax.plot([i], [ratio], ls="none", marker="o", ms=4, color=color, alpha=0.7,
+                        ax.plot([i + offsets[net]], [ratio], ls="none", marker="o", ms=4, color=color, alpha=0.7,
                                 markerfacecolor="none" if capped else color)
             ax.axhline(ORACLE_FACTOR, color="0.3", ls="--", lw=1)
             ax.axhline(1.0, color="0.6", ls=":", lw=1)
             ax.set_yscale("log")
             ax.set_xticks(range(len(sizes.rungs)), [_tick(r) for r in sizes.rungs], fontsize=8)
+            ax.set_xlim(-0.5, len(sizes.rungs) - 0.5)
             ax.set_title(f"K = {K}")
             ax.set_ylabel("MLP / better oracle")
             ax.set_xlabel("rung: width \u00d7 batch, training size n", fontsize=8)
