@@ -102,11 +102,11 @@ def compute_oracle(job: Job, cache: ResultCache | None = None) -> dict[str, Any]
     rfm = job.spec.agop_samples is not None
     ckpt = cache.root / "checkpoints" / f"{job.key()}-oracle" if rfm and cache is not None else None
     oracle, (Xte, yte, cte) = fit_oracle(job, ckpt)
-    solves = {"local_solves": local_solves(oracle.estimators_[k] for k in oracle.clusters_.tolist())}
+    fits = [oracle.estimators_[k] for k in oracle.clusters_.tolist()]
+    solves = {"local_solves": local_solves(fits)}
     if not rfm:
         return metrics(oracle.predict(Xte, groups=cte), yte, **cluster_args(job, cte)) | solves
     its = by_iteration(lambda iteration: oracle.predict(Xte, groups=cte, iteration=iteration), yte)
-    fits = [oracle.estimators_[k] for k in oracle.clusters_.tolist()]
     if ckpt is not None:
         for path in oracle.checkpoint_files(ckpt):
             path.unlink(missing_ok=True)
