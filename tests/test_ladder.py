@@ -224,6 +224,14 @@ def test_ready_gap_cells_are_those_of_finished_networks_and_the_foot_on_request(
     assert ladder.ready_gap_jobs(P, cache, foot=False) == []
 
 
+def test_gap_cells_are_the_question_ks_networks_only():
+    """One gap cell per ladder network at the question's K (the page's), none at the control K."""
+    sizes = ladder.ladder_sizes("long")
+    networks = [j for j in ladder.ladder_jobs(get_profile("long")) if j.method.startswith("mlp-")]
+    assert {j.K for j in networks} == set(sizes.Ks) and len(sizes.Ks) > 1
+    assert ladder.gap_jobs(get_profile("long")) == [ladder.gap_job(j) for j in networks if j.K == sizes.Ks[0]]
+
+
 def test_the_paper_cap_sentence_counts_every_n_of_the_paper_network_in_the_records():
     """Whether A.2's own cap binds is read over every recorded rung of the paper's network (each
     n), and it says "binds" exactly where one of them stopped at the cap."""

@@ -415,9 +415,12 @@ register_method(GAP, compute=compute_gap)
 
 
 def gap_jobs(P: Profile) -> list[Job]:
-    """A gap cell for every ladder network at its ladder's K (run 0 of every rung, then the
-    further runs, as the ladder)."""
-    return [gap_job(j) for j in ladder_jobs(P) if j.method.startswith("mlp-")]
+    """A gap cell for every ladder network at the question's K (``Ks[0]``; run 0 of every rung,
+    then the further runs, as the ladder). The control K has none: the page takes the gap apart at
+    the question's K only, and a gap cell at the foot retrains its network (a network's time for
+    nothing the page reads)."""
+    sizes = ladder_sizes(P)
+    return [gap_job(j) for j in ladder_jobs(P) if j.method.startswith("mlp-") and sizes is not None and j.K == sizes.Ks[0]]
 
 
 register_figure(Figure("ladder-gap", "What finding 1b's gap is made of: every ladder network against the oracles, cluster by cluster",
