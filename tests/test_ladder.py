@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
 import pytest
 
 from monosem.experiments.cache import ResultCache
@@ -127,7 +129,6 @@ def test_the_robust_gap_shows_a_mean_that_rests_on_one_failing_oracle_cluster():
     """Ten clusters where the MLP is 20x the oracle and one where the oracle fails: the ratio of
     means falls to about 2x, the per-cluster median stays 20x, and the failing cluster is named
     with its share of the oracle's error and the ratio without it."""
-    import pandas as pd
 
     rows = [{"K": 11, "network": "reglu", "width": 8, "batch": 8, "n": 100, "run": 0, "cluster": c, "link": "sin",
              "test count": 10, "MLP": 0.02, "oracle": 0.001, "MLP / oracle": 20.0} for c in range(10)]
@@ -182,7 +183,6 @@ def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
 def test_the_ladder_reading_follows_each_network_knob_by_knob():
     """Along ReGLU, every knob from the rung before it; ReLU on its own rungs; the batch step's
     updates; the lowest ratio; and the rungs with fewer than five runs say they show a direction."""
-    import pandas as pd
 
     sizes = ladder.ladder_sizes("long")
     K = sizes.Ks[0]
@@ -222,6 +222,21 @@ def test_ready_gap_cells_are_those_of_finished_networks_and_the_foot_on_request(
     assert set(with_foot) == set(mine) | set(foot) and foot
     cache.save(mine[0], {"test_mse": 0.5}, 1.0)  # scored: no longer ready
     assert ladder.ready_gap_jobs(P, cache, foot=False) == []
+
+
+def test_the_control_sentence_says_whether_the_foot_is_within_the_factor_from_its_numbers():
+    sizes = ladder.ladder_sizes("long")
+    K = sizes.Ks[-1]
+
+    def foot(*ratios):
+        return pd.DataFrame([{"K": K, "rung": 0, "network": net, "MLP / oracle": x, "runs": 5}
+                             for net, x in zip(("reglu", "relu"), ratios)])
+
+    text = ladder._control_words(foot(0.385, 1.104), sizes)
+    assert "are within finding 1b's 2\u00d7" in text and "ReGLU 0.39\u00d7 over 5 runs; ReLU 1.10\u00d7" in text
+    assert "are not all within" in ladder._control_words(foot(0.385, 2.5), sizes)
+    assert "not recorded yet" in ladder._control_words(pd.DataFrame(), sizes)
+    assert ladder._control_words(foot(0.5), ladder.ladder_sizes("smoke")).startswith("no control")
 
 
 def test_gap_cells_are_the_question_ks_networks_only():

@@ -96,7 +96,7 @@ class Rung:
 
     @property
     def label(self) -> str:
-        return f"{self.width} x {self.batch}, n = " + f"{self.n:,}".replace(",", "\u2009")
+        return f"{_n(self.width)} \u00d7 {_n(self.batch)}, n = {_n(self.n)}"
 
 
 @dataclass(frozen=True)
@@ -532,6 +532,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {c.runs} run{'s' if c.runs != 1 else ''}, "
                      f"{capped} at the update cap" + (f"; {absent} not recorded yet" if absent else "") + ")")
     out["ld_steps"] = "; ".join(steps)
+    out["ld_control"] = _control_words(frame, sizes)
     out["ld_reading"] = ladder_reading(frame, sizes, K)
     paper = next(r for r in sizes.rungs if r.knob == "batch")
     c = verdicts.get(paper)
@@ -597,8 +598,24 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
 _NAMES = {"reglu": "ReGLU", "relu": "ReLU"}
 
 
+def _control_words(frame: pd.DataFrame, sizes: LadderSizes) -> str:
+    """Whether the control K is one where the foot's networks already come within finding 1b's
+    factor of the better oracle, with every network's ratio of means and runs."""
+    K = sizes.Ks[-1]
+    foot = frame[(frame["K"] == K) & (frame["rung"] == 0)] if not frame.empty else frame
+    if K == sizes.Ks[0]:
+        return "no control: this ladder has one K"
+    if foot.empty:
+        return "the control (not recorded yet at this profile's network)"
+    ratios = "; ".join(f"{_NAMES[r['network']]} {r['MLP / oracle']:.2f}\u00d7 over {int(r['runs'])} run{'s' if r['runs'] != 1 else ''}"
+                       for _, r in foot.iterrows())
+    within = bool((foot["MLP / oracle"] <= ORACLE_FACTOR).all())
+    return (f"the control, where this profile's networks {'are' if within else 'are not all'} within finding 1b's "
+            f"{ORACLE_FACTOR:g}\u00d7 of the better oracle on the means ({ratios})")
+
+
 def _rung_words(rung: Rung) -> str:
-    return f"{_n(rung.width)} \u00d7 {_n(rung.batch)}, n = {_n(rung.n)}"
+    return rung.label
 
 
 def _ratio_words(row: pd.Series | None) -> str:
