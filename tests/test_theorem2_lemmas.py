@@ -17,3 +17,20 @@ def test_the_agop_and_hermite_and_harmonic_checks_hold():
     assert (hermite.loc[2:, "exact - closed"] == "0").all()
     harmonic, agree = L.harmonic_table()
     assert agree and (harmonic["H formula"] == harmonic["dim ker Lap"]).all()
+
+
+def test_the_prose_factors_are_the_tables_range():
+    import pandas as pd
+
+    assert L.factor_range(pd.Series([2.17, 2.38, 2.48])) == "2.2\u20132.5"
+    assert L.factor_range(pd.Series([1.04, 1.041])) == "1"
+
+
+def test_the_hermite_tail_decays_like_the_fitted_power():
+    import numpy as np
+
+    r0 = np.unique(np.logspace(0, 3, 40).astype(int))
+    exponent, lo, hi = L.tail_exponent(r0)
+    assert (lo, hi) == (10, 1000)
+    # the fit the page quotes: near the r0^(-3/2) that hermite_tail documents
+    assert -1.6 < exponent < -1.4

@@ -23,7 +23,7 @@ from ... import plots
 from ... import theory as T
 from ...data import noiseless_routing_mixture
 
-__all__ = ["specialized_mlp_table", "rademacher_table", "agop_bayes_table", "hermite_table", "plot_hermite", "harmonic_table",
+__all__ = ["specialized_mlp_table", "rademacher_table", "factor_range", "tail_exponent", "agop_bayes_table", "hermite_table", "plot_hermite", "harmonic_table",
            "plot_harmonic", "invariant_subspace_table", "plot_kernel_bound"]
 
 
@@ -43,15 +43,32 @@ def specialized_mlp_table(seed: int) -> pd.DataFrame:
 
 def rademacher_table(seed: int) -> pd.DataFrame:
     """Lemma 11: a Monte-Carlo estimate of the atoms' Rademacher complexity, the lemma's
-    intermediate quantity and its bound (2/n)(sum ||x||^2)^(1/2), at three (K, n)."""
+    intermediate quantity and its bound (2/n)(sum ||x||^2)^(1/2), at three (K, n), with what each
+    step of the proof gives away: the contraction step (intermediate / estimate) and Jensen's
+    (bound / intermediate)."""
     rows = []
     for K, n in [(2, 100), (4, 200), (8, 200)]:
         x, _, _ = noiseless_routing_mixture(K).sample(n, seed, dtype=torch.float64)
         rc = T.rademacher_atoms_mc(x, n_signs=100, restarts=8, steps=50, seed=seed)
         rows.append({"K": K, "n": n, "MC estimate (se)": f"{rc['estimate']:.4f} ({rc['se']:.4f})",
                      "(2/n) E||sum eps x|| (se)": f"{rc['intermediate']:.4f} ({rc['intermediate_se']:.4f})",
-                     "bound (2/n)(sum ||x||^2)^1/2": f"{rc['bound']:.4f}", "estimate <= bound": rc["estimate"] <= rc["bound"]})
+                     "bound (2/n)(sum ||x||^2)^1/2": f"{rc['bound']:.4f}", "estimate <= bound": rc["estimate"] <= rc["bound"],
+                     "contraction step": rc["intermediate"] / rc["estimate"], "Jensen step": rc["bound"] / rc["intermediate"]})
     return pd.DataFrame(rows)
+
+
+def factor_range(values: pd.Series) -> str:
+    """A column of factors in words: its range over the table's rows, two digits."""
+    lo, hi = float(values.min()), float(values.max())
+    return f"{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"{lo:.2g}\u2013{hi:.2g}"
+
+
+def tail_exponent(r0: np.ndarray, r_min: int = 10) -> tuple[float, int, int]:
+    """The exponent of a power law fitted (least squares on logs) to Lemma 13's Parseval tail
+    sum_{r > r0} ghat_r^2 over the ``r0`` at least ``r_min``; with the range it used."""
+    r = np.asarray(r0)[np.asarray(r0) >= r_min]
+    slope = float(np.polyfit(np.log(r), np.log(T.hermite_tail(r)), 1)[0])
+    return slope, int(r.min()), int(r.max())
 
 
 def agop_bayes_table(seed: int) -> pd.DataFrame:
