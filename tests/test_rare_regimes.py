@@ -48,6 +48,12 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
     # the page's one-line answer says what the findings say
     answer = rare_regimes.zipf_answer(rows)
     assert ("gains ground" in answer) == ("gains ground" in findings) and ("loses ground" in answer) == ("loses ground" in findings)
+    # the page's scale sentence: the cells' n, width and batch, and the best MLP over the oracle at s = 0
+    net = next(j.spec for j in records if j.method == "mlp-relu")
+    best = min(rows[0]["mlp-relu_mean"], rows[0]["mlp-reglu_mean"]) / rows[0]["oracle-rfm_mean"]
+    scale = rare_regimes.zipf_scale(records, rows)
+    assert f"width {net.width} and batch {net.batch}" in scale and f"{best:.2g}x the RFM oracle's" in scale
+    assert rare_regimes.zipf_scale({}, []) == "not computed yet"
     # the CLI draws the figure from the same cells
     out = tmp_path / "zipf.png"
     assert main(["plot", "zipf", "--profile", "smoke", "--cache", str(tmp_path), "--out", str(out)]) == 0
@@ -95,3 +101,10 @@ def test_the_rare_regime_box_says_when_its_premise_is_absent():
     assert "as networks only, s = 2: the best MLP" in answer
     rows[0]["relu_specialized"] = [3] * 10
     assert rare_regimes.premise(rows)[0] is True and rare_regimes.zipf_answer(rows).startswith("s = 2")
+
+
+def test_zipf_shares_follow_the_law():
+    top, rarest = rare_regimes.zipf_shares(10, 2.0)
+    harmonic = sum((c + 1) ** -2.0 for c in range(10))
+    assert top == pytest.approx(1 / harmonic) and rarest == pytest.approx(100 ** -1 / harmonic)
+    assert rare_regimes.zipf_shares(10, 0.0) == pytest.approx((0.1, 0.1))

@@ -29,7 +29,8 @@ from ..specs import MIXED_LINK_D
 import matplotlib.pyplot as plt
 from ..registry import register_cost, register_plot
 
-__all__ = ["RARE_CLUSTERS", "premise", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf"]
+__all__ = ["RARE_CLUSTERS", "premise", "zipf_rows", "zipf_frame", "zipf_findings", "zipf_answer", "plot_zipf", "zipf_shares",
+           "zipf_scale"]
 
 #: the methods of the rare-regime table, and their labels
 _ZIPF_COLUMNS = {MLP_RELU: "ReLU", MLP_REGLU: "ReGLU", RFM: "RFM", ORACLE_RFM: "oracle"}
@@ -65,6 +66,30 @@ def zipf_rows(records: dict[Job, dict]) -> list[dict[str, Any]]:
             row[f"{act}_specialized"] = m.get("specialized_by_cluster")
         rows.append(row)
     return rows
+
+
+def zipf_shares(K: int, s: float) -> tuple[float, float]:
+    """The most frequent and the rarest cluster's probability under the Zipf law of exponent
+    ``s`` over ``K`` clusters, pi_c proportional to (c + 1)^(-s)."""
+    pi = mixed_link_model(K, zipf=s).weights
+    pi = torch.full((K,), 1.0 / K, dtype=torch.float64) if pi is None else pi
+    return float(pi.max()), float(pi.min())
+
+
+def zipf_scale(records: dict[Job, dict], rows: list[dict[str, Any]]) -> str:
+    """The scale of the rare-regime cells in words (n, the networks' width and batch) and how far
+    the best MLP is from the RFM oracle at s = 0 (cluster-balanced test MSE), where the question
+    starts: a network far from the oracle there is not yet the well-trained one the question is
+    about."""
+    nets = [j.spec for j in records if j.method in (MLP_RELU, MLP_REGLU)]
+    base = next((r for r in rows if r["s"] == 0), None)
+    if not nets or base is None:
+        return "not computed yet"
+    scale = f"n = {base['n']:,}".replace(",", "\u2009") + f", networks of width {nets[0].width} and batch {nets[0].batch}"
+    mlps = [base[f"{m}_mean"] for m in (MLP_RELU, MLP_REGLU) if base.get(f"{m}_mean") is not None]
+    if not mlps or base.get(f"{ORACLE_RFM}_mean") is None:
+        return scale
+    return f"{scale}: at s = 0 the best MLP's test MSE is {fmt(min(mlps) / base[f'{ORACLE_RFM}_mean'], '.2g')}x the RFM oracle's"
 
 
 def zipf_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -58,9 +58,9 @@ def rademacher_table(seed: int) -> pd.DataFrame:
 
 
 def factor_range(values: pd.Series) -> str:
-    """A column of factors in words: its range over the table's rows, two digits."""
-    lo, hi = float(values.min()), float(values.max())
-    return f"{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"{lo:.2g}\u2013{hi:.2g}"
+    """A column of factors in words: its range over the table's rows, two decimals."""
+    lo, hi = f"{float(values.min()):.2f}", f"{float(values.max()):.2f}"
+    return lo if lo == hi else f"{lo}\u2013{hi}"
 
 
 def tail_exponent(r0: np.ndarray, r_min: int = 10) -> tuple[float, int, int]:
