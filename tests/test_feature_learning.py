@@ -36,6 +36,12 @@ def test_the_gain_table_and_numbers_agree(smoke):
     numbers = fl.live_numbers(fits, sizes.Ks, sizes.n_train)
     assert numbers["gain_K_lo"] == min(sizes.Ks) and numbers["gain_K_hi"] == max(sizes.Ks)
     assert numbers["gain_hi"] == f"{gains[max(sizes.Ks)]:.2g}" and numbers["runs"] == sizes.runs
+    metric = fl.metric_frame(fits).groupby(level="K").mean()
+    assert numbers["span_lo"] == f"{metric.loc[min(sizes.Ks), 'span captured']:.2f}"
+    assert numbers["span_hi"] == f"{metric.loc[max(sizes.Ks), 'span captured']:.2f}"
+    assert ("K = 2 is not computed" in numbers["k2_text"]) == (2 not in sizes.Ks)
+    hi = [f for f in fits if f.K == max(sizes.Ks)]
+    assert numbers["oracle_hi"] == f"{np.mean([min(f.mse) for f in hi]) / np.mean([f.oracle for f in hi]):.2g}"
     claim = fl.live_claim(fits, sizes.n_train)
     rows = fl.claims(claim, {}, "01_feature_learning", "smoke", sizes.iterations)
     assert len(rows) == 1 and rows[0].verdict == claim.status
