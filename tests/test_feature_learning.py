@@ -40,6 +40,8 @@ def test_the_gain_table_and_numbers_agree(smoke):
     assert numbers["span_lo"] == f"{metric.loc[min(sizes.Ks), 'span captured']:.2f}"
     assert numbers["span_hi"] == f"{metric.loc[max(sizes.Ks), 'span captured']:.2f}"
     assert ("K = 2 is not computed" in numbers["k2_text"]) == (2 not in sizes.Ks)
+    ratios = [f.mse[0] / f.median_sq[0] for f in fits]
+    assert numbers["tail_laplace"].startswith(f"{min(ratios):.2g}")
     hi = [f for f in fits if f.K == max(sizes.Ks)]
     assert numbers["oracle_hi"] == f"{np.mean([min(f.mse) for f in hi]) / np.mean([f.oracle for f in hi]):.2g}"
     claim = fl.live_claim(fits, sizes.n_train)

@@ -49,3 +49,16 @@ def test_a_network_at_the_update_cap_is_ringed_in_the_figure():
     rings = [line for ax in fig.axes for line in ax.get_lines() if line.get_label() == CAPPED_LABEL]
     assert len(rings) == 1 and list(rings[0].get_xdata()) == [1000]
     assert CAPPED_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_mean_over_median_reads_the_tail_against_a_gaussian():
+    import numpy as np
+    from scipy.stats import chi2
+
+    from monosem.experiments.results import GAUSSIAN_MEAN_OVER_MEDIAN, mean_over_median
+
+    assert GAUSSIAN_MEAN_OVER_MEDIAN == pytest.approx(1 / chi2.ppf(0.5, 1))
+    e = np.random.default_rng(0).standard_normal(200_000) ** 2
+    assert float(e.mean() / np.median(e)) == pytest.approx(GAUSSIAN_MEAN_OVER_MEDIAN, rel=0.02)
+    assert mean_over_median([(6.0, 2.0), (10.0, 1.0)]) == "3\u201310\u00d7" and mean_over_median([(250.0, 1.0)]) == "250\u00d7"
+    assert mean_over_median([(4.4, 2.0)]) == "2.2\u00d7" and mean_over_median([(1.0, None)]) == "not computed"

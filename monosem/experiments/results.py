@@ -13,6 +13,7 @@ from .cache import Job
 from .verdicts import RFM_RULES, scored, scored_iteration
 
 __all__ = ["Point", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
+           "mean_over_median", "GAUSSIAN_MEAN_OVER_MEDIAN",
            "unreached_numbers", "unreached_solves", "verdict", "with_spread"]
 
 
@@ -167,6 +168,25 @@ def eigenpro_solves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame.astype({"K": int, "n": int, "run": int, "cluster": "Int64", "iteration": "Int64", "epochs": int,
                          "step halvings": int, "training MSE": float, "reached the target": bool, "test MSE with it": float,
                          "best other iteration": float})
+
+
+#: the mean squared error over the median squared error of a Gaussian error: 1 / (the median of
+#: chi-squared with one degree of freedom); a heavier tail gives a larger ratio
+GAUSSIAN_MEAN_OVER_MEDIAN = 2.198109338317736
+
+
+def mean_over_median(pairs: Iterable[tuple[float, float]]) -> str:
+    """How heavy-tailed a test error is, in words: the range, over cells, of the mean squared
+    error over the median squared error (:data:`GAUSSIAN_MEAN_OVER_MEDIAN` for a Gaussian error;
+    a mean far above that is carried by a few large errors). ``pairs``: (mean, median) per cell."""
+    ratios = [m / d for m, d in pairs if d and d > 0 and m is not None]
+    if not ratios:
+        return "not computed"
+    def factor(v: float) -> str:
+        return f"{v:.2g}" if v < 10 else f"{v:.0f}"
+
+    lo, hi = factor(min(ratios)), factor(max(ratios))
+    return f"{lo}\u00d7" if lo == hi else f"{lo}\u2013{hi}\u00d7"
 
 
 def thousands(n: int) -> str:

@@ -31,7 +31,7 @@ from ...progress import progress_bar
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
-from ..results import thousands
+from ..results import GAUSSIAN_MEAN_OVER_MEDIAN, mean_over_median, thousands
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
 from ..families.kernels import RFM
@@ -209,7 +209,8 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
     the smallest, a middle and the largest K, the training size, what M found at K = 2 (run 0's
     effective rank, the predictive share and the gain), how far from flat the population AGOP's
     predictive block is at the largest K (its largest over its smallest eigenvalue, first 10),
-    the runs, and (means over runs) M's effective rank and captured span at the smallest K, its
+    the runs, the Laplace kernel's mean over median squared test error (its range over the fits),
+    and (means over runs) M's effective rank and captured span at the smallest K, its
     routing share and captured span at the largest K, and RFM's best iteration over the oracle
     there."""
     gain = dict(zip(Ks, gain_frame(fits, Ks).iloc[:, 0]))
@@ -230,6 +231,8 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
           f"{metric.loc[2, 'pred. share']:.0%} of its trace on the predictive block, and RFM cuts the Laplace "
           f"kernel's test MSE {gain[2]:.2g}-fold")
     return out | {"n_train": thousands(n_train), "k2_text": k2,
+                  "tail_laplace": mean_over_median((f.mse[0], f.median_sq[0]) for f in fits),
+                  "tail_gaussian": f"{GAUSSIAN_MEAN_OVER_MEDIAN:.2g}",
                   "flat_factor": f"{1 / flat[-1]:.1f}", "runs": len({f.run for f in fits}),
                   # the metric's measures (means over runs) that the prose reads at each K
                   "rank_lo": f"{metric.loc[lo, 'eff. rank M']:.2g}", "span_lo": f"{metric.loc[lo, 'span captured']:.2f}",
