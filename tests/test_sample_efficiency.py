@@ -181,3 +181,18 @@ def test_updates_help_counts_the_runs_whose_last_iteration_is_below_the_first():
     records[cell("gated-rfm", 10, 20_000, 0)] = {"metrics": {"test_mse_by_iteration": [1.0, 2.0, 2.0, 2.0]}}
     assert lg.updates_help(records, "gated-rfm", 2) == "2 of 3 at n = 20 000; 1 of 1 at n = 50 000"
     assert lg.updates_help(records, "oracle-rfm", 2) == "no run recorded"
+
+
+def test_still_falling_reads_each_capped_networks_last_updates():
+    from monosem.experiments.questions.regime import still_falling
+
+    def rec(stop, curve):
+        return {"metrics": {"stop_reason": stop, "train_curve": curve}}
+
+    records = {cell("mlp-relu", 50, 100_000, run=0): rec("cap", [[180_000, 2.0], [190_000, 1.5], [200_000, 1.0]]),
+               cell("mlp-reglu", 50, 100_000, run=0): rec("cap", [[180_000, 1.0], [200_000, 1.0]]),
+               cell("mlp-relu", 50, 100_000, run=1): rec("target", [[20_000, 9.0], [40_000, 1.0]])}
+    text = still_falling(records)
+    # the one still falling halved over its last 20 000 updates; the flat one and the one at the target do not count
+    assert text.startswith("1 of the 2 networks that stop at the cap") and "(by 50.0\u201350.0 %, median 50.0 %" in text
+    assert still_falling({}) == "no network of the map stops at the cap"

@@ -25,6 +25,7 @@ import pandas as pd
 from ..verdicts import scored
 from ..specs import width_of
 from ..estimate import core_seconds
+from ..results import thousands
 from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
 from ..families.networks import MLP_REGLU, MLP_RELU
 from ..families.bayes import BAYES
@@ -32,7 +33,7 @@ from ..sweeps import Figure, register_figure
 from ..registry import method_of
 
 __all__ = ["RegimeCell", "regime_cells", "mlp_oracle_ratios", "regime_frames", "ratio_table", "regime_findings", "extrapolate_ratio", "plot_regime",
-           "timings_frame", "timings_summary", "plot_training_curves"]
+           "timings_frame", "timings_summary", "plot_training_curves", "still_falling"]
 
 #: the MLPs of the map, with the label used in its tables
 MLP_METHODS = {MLP_RELU: "ReLU", MLP_REGLU: "ReGLU"}
@@ -343,6 +344,30 @@ def timings_summary(records: dict) -> str:
     head = [f"machine: {m.get('cpu_count')} cores, accelerator {m.get('accelerator') or 'none'}, torch {m.get('torch')}\n"
             f"  {m.get('platform')}, exported at commit {m.get('git_commit')}" for m in machines.values()]
     return "\n".join(head + [f"total: {wall / 3600:.2f} h of wall time, {core / 3600:.2f} core-hours of computation, over {len(records)} cells"])
+
+
+def still_falling(records: dict, window: int = 20_000) -> str:
+    """Whether the networks of ``records`` that stopped at the update cap were still learning
+    there, in words: how many of them lowered their training MSE over their last ``window``
+    updates, and by how much (the range over them, per cent of the value ``window`` updates
+    before the cap; the curve's evaluation nearest that step)."""
+    drops = []
+    for job, rec in records.items():
+        m = rec["metrics"]
+        if job.method not in MLP_METHODS or m.get("stop_reason") != "cap" or not m.get("train_curve"):
+            continue
+        steps, values = (np.asarray(v, dtype=float) for v in zip(*m["train_curve"]))
+        before = values[np.argmin(np.abs(steps - (steps[-1] - window)))]
+        drops.append(1.0 - values[-1] / before)
+    if not drops:
+        return "no network of the map stops at the cap"
+    falling = [d for d in drops if d > 0]
+    text = (f"{len(falling)} of the {len(drops)} networks that stop at the cap lowered their training MSE over their last "
+            f"{thousands(window)} updates")
+    if falling:
+        text += (f" (by {100 * min(falling):.1f}\u2013{100 * max(falling):.1f} %, median {100 * float(np.median(falling)):.1f} %"
+                 f" of the value {thousands(window)} updates earlier)")
+    return text
 
 
 def plot_training_curves(records: dict, target: float | None = None, title: str = ""):
