@@ -264,18 +264,19 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                 stops = pd.Series([m.get("stop_reason") for m in ms]).value_counts()
                 target = next(iter(nets)).spec.target_mse
                 core = [core_seconds(r) for r in nets.values()]
+                # what a reader needs first (the ratio, the runs, how the networks stopped, the
+                # verdict) leads, so that a narrow page shows it before the table scrolls
                 rows.append({"K": K, "rung": i, "knob": rung.knob, "network": method.removeprefix("mlp-"), "width": rung.width,
-                             "batch": rung.batch, "n": rung.n, "runs": verdict.runs, "test MSE": verdict.mean_a,
-                             "better oracle": verdict.b.removeprefix("oracle-"), "oracle MSE": verdict.mean_b,
-                             "MLP / oracle": verdict.mean_ratio,
-                             "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
+                             "batch": rung.batch, "n": rung.n, "runs": verdict.runs, "MLP / oracle": verdict.mean_ratio,
                              f"within {ORACLE_FACTOR:g}x": f"{verdict.wins} of {verdict.runs}",
                              **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
                              "updates": int(np.median([m["stop_step"] for m in ms])),
                              "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
+                             "verdict": verdict_label(verdict.status, verdict.runs),
+                             "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios), "test MSE": verdict.mean_a,
+                             "better oracle": verdict.b.removeprefix("oracle-"), "oracle MSE": verdict.mean_b,
                              "core hours per network": float(np.mean([c for c in core if c is not None])) / 3600
-                             if any(c is not None for c in core) else float("nan"),
-                             "verdict": verdict_label(verdict.status, verdict.runs)})
+                             if any(c is not None for c in core) else float("nan")})
     return pd.DataFrame(rows)
 
 
