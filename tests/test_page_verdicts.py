@@ -45,7 +45,7 @@ def test_figure1_row_is_judged_on_both_cosine_columns():
     far = _rows("relu", [paper[1] + REPRODUCE_PP + 1] * 5, [paper[2]] * 5, seeds)
     assert figure1_row_status(far, paper)[0] == "does not reproduce"
     status, evidence = figure1_row_status(far[:3], paper)  # a negative result on three seeds
-    assert status == "not settled" and evidence.endswith("against on fewer than 5 seeds")
+    assert status == "not settled" and evidence.endswith("its seeds say against, on fewer than 5 seeds")
     # the seed means hold but only one seed of three lands within: the seeds are the runs of the rule
     one_of_three = _rows("relu", [paper[1], paper[1] + REPRODUCE_PP + 2, paper[1] - REPRODUCE_PP - 2],
                          [paper[2]] * 3, seeds=(0, 1, 2))

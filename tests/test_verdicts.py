@@ -66,7 +66,7 @@ def test_a_claim_at_every_K_combines_its_parts():
     recs = _records(table)
     parts = [compare(recs, "x", "a", "b", K, 100) for K in (10, 50)]
     # one run against is no more than a sign against: not settled
-    assert combine(parts) == "not settled" and "against on fewer than 5 runs" in parts[1].evidence
+    assert combine(parts) == "not settled" and "its runs say against, on fewer than 5 runs" in parts[1].evidence
     assert combine(parts[:1]) == "indicated"
     assert combine([]) == "not computed"
 

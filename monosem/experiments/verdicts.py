@@ -18,7 +18,7 @@ simulations):
   most a claim can get on fewer runs than the paper averages;
 * **does not reproduce**: the mean fails and the claim fails in at least that share of the runs,
   on at least :data:`MIN_RUNS` runs. A negative result on fewer runs is **not settled**: it is no
-  more than a sign against, and the evidence says so ("against on N runs");
+  more than a sign against, and the evidence says so ("its runs say against, on fewer than 5 runs");
 * **not settled**: anything between;
 * **not computed**: no run.
 
@@ -78,11 +78,11 @@ def judge(holds_mean: bool | None, held: Iterable[bool]) -> str:
 
 def against_note(holds_mean: bool | None, held: Iterable[bool], unit: str = "run") -> str:
     """The evidence's note on a negative result that :func:`judge` leaves "not settled" for want of
-    runs ("; against on fewer than 5 runs"); empty otherwise."""
+    runs ("; its runs say against, on fewer than 5 runs"); empty otherwise."""
     held = [bool(h) for h in held]
     if holds_mean is False and held and judge(holds_mean, held) == "not settled" \
             and len(held) - sum(held) >= math.ceil(PAIRED_SHARE * len(held)):
-        return f"; against on fewer than {MIN_RUNS} {unit}s"
+        return f"; its {unit}s say against, on fewer than {MIN_RUNS} {unit}s"
     return ""
 
 
