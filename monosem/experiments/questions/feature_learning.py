@@ -228,7 +228,7 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
                    for K in Ks}
     k2 = ("(K = 2 is not computed at this profile)" if 2 not in first else
           f"the metric has effective rank {effective_rank(first[2].rfm.metric_):.1f} (run 0), "
-          f"{metric.loc[2, 'pred. share']:.0%} of its trace on the predictive block, and RFM cuts the Laplace "
+          f"{100 * metric.loc[2, 'pred. share']:.0f} % of its trace on the predictive block, and RFM cuts the Laplace "
           f"kernel's test MSE {gain[2]:.2g}-fold")
     return out | {"n_train": thousands(n_train), "k2_text": k2,
                   "tail_laplace": mean_over_median((f.mse[0], f.median_sq[0]) for f in fits),
@@ -236,7 +236,7 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
                   "flat_factor": f"{1 / flat[-1]:.1f}", "runs": len({f.run for f in fits}),
                   # the metric's measures (means over runs) that the prose reads at each K
                   "rank_lo": f"{metric.loc[lo, 'eff. rank M']:.2g}", "span_lo": f"{metric.loc[lo, 'span captured']:.2f}",
-                  "routing_hi": f"{routing[hi]:.0%}", "span_hi": f"{metric.loc[hi, 'span captured']:.2f}",
+                  "routing_hi": f"{100 * routing[hi]:.0f} %", "span_hi": f"{metric.loc[hi, 'span captured']:.2f}",
                   "oracle_hi": f"{over_oracle[hi]:.2g}"}
 
 
