@@ -252,7 +252,7 @@ def profiles_table():
     and update cap, runs) and Figure 4 (Section 3.3)."""
     import pandas as pd
 
-    from .experiments.results import thousands
+    from .tables import thousands
 
     def num(v: int) -> str:  # the book's style: 20 000, and 4096 below ten thousand
         return thousands(v) if v >= 10_000 else str(v)

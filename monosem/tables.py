@@ -24,13 +24,13 @@ import html as _html
 import math
 import numbers
 import re
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "is_missing", "format_frame", "html", "csv_link",
-           "csv_text", "markdown", "install"]
+__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "thousands", "span", "is_missing", "format_frame", "html",
+           "csv_link", "csv_text", "markdown", "install"]
 
 #: significant digits of a float that is not an integer
 DIGITS = 3
@@ -53,8 +53,11 @@ def is_missing(v: Any) -> bool:
     return False
 
 
-def _integer(v: int) -> str:
-    return f"{int(v):,}".replace(",", THIN)
+def thousands(n: int) -> str:
+    """The integer ``n`` with its thousands grouped by :data:`THIN`, as tables and prose write
+    sizes and counts (``50 000``)."""
+    return f"{int(n):,}".replace(",", THIN)
+
 
 
 def number(v: Any, digits: int = DIGITS, *, integer: bool | None = None) -> str:
@@ -65,13 +68,13 @@ def number(v: Any, digits: int = DIGITS, *, integer: bool | None = None) -> str:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
         return str(v)
     if isinstance(v, numbers.Integral) or (integer and float(v).is_integer()):
-        return _integer(int(v))
+        return thousands(int(v))
     x = float(v)
     if x == 0:
         return "0"
     if 1e-3 <= abs(x) < 1e6:
         if abs(x) >= 10 ** (digits - 1):  # as many digits before the point as we keep: round to a whole
-            return _integer(round(x))
+            return thousands(round(x))
         text = f"{x:.{digits}g}"
         if "e" in text:  # e.g. 0.001 at 3 digits stays positional
             text = np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
@@ -79,6 +82,19 @@ def number(v: Any, digits: int = DIGITS, *, integer: bool | None = None) -> str:
     mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def span(values: Iterable[Any], fmt: str | Callable[[Any], str] | None = None, unit: str = "", empty: str = MISSING) -> str:
+    """The range of ``values`` as prose quotes it: ``lo–hi`` (an en dash) then ``unit``, or one
+    value where both ends print alike; ``empty`` where there is none. ``fmt``: a format
+    specification (``".2f"``, ``".0%"``) or a function of a value; the book's :func:`number` by
+    default."""
+    present = [v for v in values if not is_missing(v)]
+    if not present:
+        return empty
+    write = number if fmt is None else fmt if callable(fmt) else (lambda v: format(v, fmt))
+    lo, hi = write(min(present)), write(max(present))
+    return f"{lo}{unit}" if lo == hi else f"{lo}\u2013{hi}{unit}"
 
 
 def _integer_column(s: pd.Series) -> bool:

@@ -179,7 +179,7 @@ def test_profiles_prints_one_row_per_profile(capsys):
     table = profiles_table()
     assert list(table.index) == list(PROFILE_NAMES)
     assert {"Fig 1 width", "Fig 2/6 K", "Fig 2/6 n", "MLP width", "runs", "Fig 4 K"} <= set(table.columns)
-    assert table.loc["paper", "Fig 2/6 n"] == "20 000, 50 000, 100 000, 200 000" and table.loc["long", "runs"] == 5
+    assert table.loc["paper", "Fig 2/6 n"] == "20\u202f000, 50\u202f000, 100\u202f000, 200\u202f000" and table.loc["long", "runs"] == 5
     assert main(["profiles"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["Fig", "1", "width"]  # a table, not dataclass reprs

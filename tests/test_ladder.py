@@ -14,6 +14,7 @@ from monosem.experiments.figures import run_figure
 from monosem.experiments.questions import ladder
 from monosem.experiments.sweeps import sweep
 from monosem.profiles import get_profile
+from monosem.tables import thousands
 from monosem.train.step import FASTEST_STEP_REVISION
 
 _KNOB_FIELDS = {"width": ("width",), "batch": ("batch",), "n": ("n",)}
@@ -101,7 +102,7 @@ def test_a_rung_rejects_a_bad_knob_or_size():
         ladder.Rung("width", 0, 64, 500)
     with pytest.raises((ValueError, TypeError), match="control_runs"):
         ladder.Rung("width", 64, 64, 500, control_runs=0)
-    assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u2009000")
+    assert dataclasses.replace(ladder.Rung("n", 64, 64, 500), n=1_000).label.endswith("1\u202f000")
 
 
 @pytest.mark.slow
@@ -191,7 +192,7 @@ def test_the_ladder_reading_follows_each_network_knob_by_knob():
              "updates": 100_000 if i == 2 else 50_000, "stopped: target": 1} for i, r in ratios.items()]
     rows.append({"K": K, "rung": 0, "network": "relu", "runs": 5, "MLP / oracle": 11.0, "batch": sizes.rungs[0].batch,
                  "updates": 200_000, "stopped: target": 0})
-    text = ladder.ladder_reading(pd.DataFrame(rows), sizes, K).replace("\u2009", " ")
+    text = ladder.ladder_reading(pd.DataFrame(rows), sizes, K).replace("\u202f", " ")
     assert "8.0× (5 runs) → 4.0× (1 run) → 3.0× (1 run)" in text  # width, from the foot
     assert "3.0× (1 run) → 12.0× (1 run)" in text  # batch, from the widest batch-1 024 rung
     assert "12.0× (1 run) → not recorded yet → not recorded yet" in text  # n, from the paper's network
@@ -263,5 +264,5 @@ def test_the_paper_cap_sentence_counts_every_n_of_the_paper_network_in_the_recor
         return
     for n, at_n in rows.groupby("n"):
         counts = " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}" for _, r in at_n.iterrows())
-        assert f"at n = {ladder._n(int(n))}, {counts}" in text
+        assert f"at n = {thousands(int(n))}, {counts}" in text
     assert ("the paper's cap binds" in text) == bool(rows["stopped: cap"].sum())

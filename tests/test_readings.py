@@ -295,7 +295,7 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     assert numbers["live_relu"].startswith("45.5 % / 33.4 %") and numbers["lazy_mse"] == "0.7" and numbers["paper_hours"] == "2.0"
     assert table.page_numbers(P, _paper_rows(), ablation, None)["paper_hours"] == "(not recorded)"
     claims = table.page_claims(P, _paper_rows(), balanced, {"near": closer, "not run": None})
-    assert len(claims) == 18 and claims[0].scale == "smoke, width 64, batch 256, n = 4 000, 2 seeds"
+    assert len(claims) == 18 and claims[0].scale == "smoke, width 64, batch 256, n = 4\u202f000, 2 seeds"
     assert claims[-1].scale.endswith("reading 'near'") and claims[-1].profile == "paper (recorded)"
     assert {c.label for c in claims[:6]} == {"indicated (2 seeds)"}
     neuron = {"activation": "gelu", "neuron": 3, "w": [0.0] * 10 + [1.0] + [0.0] * 29}

@@ -58,8 +58,8 @@ def test_unreached_solves_are_counted_by_the_rule_that_reads_them():
     assert frame["best other iteration"].tolist()[::2] == [6e-4, 5e-4] and pd.isna(frame["best other iteration"][1])
     numbers = results.unreached_numbers(solves)
     assert (numbers["ep_missed"], numbers["ep_solves"], numbers["ep_missed_best"], numbers["ep_missed_last"]) == ("3", "9", "1", "2")
-    assert numbers["ep_missed_ns"] == "50 000" and numbers["ep_halvings"] == "5–11"
-    assert numbers["ep_worst"] == "0.17 (gated-rfm, K = 2, n = 50 000, run 3, iteration 2; 0.0006 at the best of its other iterations)"
+    assert numbers["ep_missed_ns"] == "50\u202f000" and numbers["ep_halvings"] == "5–11"
+    assert numbers["ep_worst"] == "0.17 (gated-rfm, K = 2, n = 50\u202f000, run 3, iteration 2; 0.0006 at the best of its other iterations)"
     assert results.unreached_numbers(results.eigenpro_solves_frame([]))["ep_worst"] == "none"
 
 
@@ -179,7 +179,7 @@ def test_updates_help_counts_the_runs_whose_last_iteration_is_below_the_first():
                for r, its in enumerate(([1.0, 0.5, 0.4, 0.3], [1.0, 2.0, 2.0, 1.5], [1.0, 0.1, 0.1, 0.1]))}
     records[cell("gated-rfm", 2, 50_000, 0)] = {"metrics": {"test_mse_by_iteration": [1.0, 0.5, 0.5, 0.9]}}
     records[cell("gated-rfm", 10, 20_000, 0)] = {"metrics": {"test_mse_by_iteration": [1.0, 2.0, 2.0, 2.0]}}
-    assert lg.updates_help(records, "gated-rfm", 2) == "2 of 3 at n = 20 000; 1 of 1 at n = 50 000"
+    assert lg.updates_help(records, "gated-rfm", 2) == "2 of 3 at n = 20\u202f000; 1 of 1 at n = 50\u202f000"
     assert lg.updates_help(records, "oracle-rfm", 2) == "no run recorded"
 
 
@@ -194,5 +194,5 @@ def test_still_falling_reads_each_capped_networks_last_updates():
                cell("mlp-relu", 50, 100_000, run=1): rec("target", [[20_000, 9.0], [40_000, 1.0]])}
     text = still_falling(records)
     # the one still falling halved over its last 20 000 updates; the flat one and the one at the target do not count
-    assert text.startswith("1 of the 2 networks that stop at the cap") and "(by 50.0\u201350.0 %, median 50.0 %" in text
+    assert text.startswith("1 of the 2 networks that stop at the cap") and "(by 50.0 %, median 50.0 %" in text
     assert still_falling({}) == "no network of the map stops at the cap"

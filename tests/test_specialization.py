@@ -165,4 +165,4 @@ def test_the_live_tables_of_page_03():
     assert fig1.table_note(P).startswith("smoke profile: reduced scale (width 64") and fig1.table_note(P).endswith("in percent")
     timing = fig1.timing_frame(runs)
     assert timing.loc["relu", "networks in the stack"] == 2 and timing.loc["gelu", "steps"] == 20
-    assert fig1.paper_profile_text(runs, sizes).startswith("paper profile (width 2048")
+    assert fig1.paper_profile_text(runs, sizes).startswith("paper profile (width 2\u202f048, batch 2\u202f048, 6 x 40\u202f000 ReLU")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from monosem import tables
-from monosem.tables import MISSING, THIN, number
+from monosem.tables import MISSING, THIN, number, span, thousands
 
 
 @pytest.mark.parametrize("value, text", [
@@ -21,6 +21,15 @@ from monosem.tables import MISSING, THIN, number
 ])
 def test_one_number_format(value, text):
     assert number(value) == text
+
+
+def test_a_range_in_prose_is_one_value_where_its_ends_print_alike():
+    assert thousands(200_000) == f"200{THIN}000"
+    assert span([2.38, 2.17, 2.48], ".2f") == "2.17\u20132.48"
+    assert span(pd.Series([1.04, 1.041]), ".2f") == "1.04"
+    assert span([20_000, np.nan, 200_000]) == f"20{THIN}000\u2013200{THIN}000"
+    assert span([0.5, 12], lambda v: f"{v:.2g}", "\u00d7") == "0.5\u201312\u00d7"
+    assert span([]) == MISSING and span([], empty="none") == "none"
 
 
 def test_a_column_of_counts_with_a_gap_stays_integer_and_nothing_prints_nan():

@@ -12,6 +12,7 @@ from monosem import data
 from monosem.experiments.questions import theorem2_estimators as E
 from monosem.experiments.questions import theorem2_separation as X
 from monosem.profiles import Theorem2Sizes, get_profile
+from monosem.tables import THIN
 
 
 def test_frobenius_mlp_respects_budget_and_learns():
@@ -127,7 +128,7 @@ def test_the_experiment_is_cells_of_the_result_store(tmp_path):
 def test_the_pages_grid_text_and_rho_table():
     sizes = get_profile("smoke").theorem2
     text = X.sizes_text(sizes, reduced_scale=True)
-    assert text.startswith(f"K in {sizes.Ks}") and text.endswith("n up to 200 000")
+    assert text.startswith(f"K in {sizes.Ks}") and text.endswith(f"K up to 32 and n up to 200{THIN}000")
     assert "reduced scale" not in X.sizes_text(sizes, reduced_scale=False)
     frame = X.rho_frame([{"rho_ratio": 0.0, "rho": 0.0, "test_mse": 0.2, "K": 4}, {"rho_ratio": 1.0, "rho": 0.1, "test_mse": 0.1, "K": 4}])
     assert list(frame.columns) == ["ρ", "test MSE"] and frame.index.name == "ρ / (α/K)" and frame["test MSE"].tolist() == [0.2, 0.1]

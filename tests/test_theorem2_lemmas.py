@@ -19,13 +19,6 @@ def test_the_agop_and_hermite_and_harmonic_checks_hold():
     assert agree and (harmonic["H formula"] == harmonic["dim ker Lap"]).all()
 
 
-def test_the_prose_factors_are_the_tables_range():
-    import pandas as pd
-
-    assert L.factor_range(pd.Series([2.17, 2.38, 2.48])) == "2.17\u20132.48"
-    assert L.factor_range(pd.Series([1.04, 1.041])) == "1.04"
-
-
 def test_the_hermite_tail_decays_like_the_fitted_power():
     import numpy as np
 

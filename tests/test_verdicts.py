@@ -99,7 +99,7 @@ def test_published_claims_are_what_the_status_page_loads(tmp_path, monkeypatch):
             Claim.judged("04_x", "b", [Part("K = 2", 0.5, (0.5,), high=1.0)], "0.5x", profile="cpu", width=256, batch=512,
                          n=10_000)]
     assert [c.verdict for c in rows] == ["reproduces", "indicated"] and rows[1].label == "indicated (1 run)"
-    assert rows[0].scale == "long (recorded), width 1 024, batch 1 024, n = 20 000, 5 runs"
+    assert rows[0].scale == "long (recorded), width 1\u202f024, batch 1\u202f024, n = 20\u202f000, 5 runs"
     assert load_claims(tmp_path / "none").empty  # a build that published nothing
     monkeypatch.setenv("MONOSEM_CLAIMS", str(tmp_path))
     publish_claims("04_x", rows)

@@ -55,7 +55,7 @@ from ..profiles import Profile, get_profile
 from .cache import Job
 from .specs import NetworkSpec
 from . import registry
-from .results import thousands
+from ..tables import thousands
 from .sweeps import figure_of, sweep
 
 __all__ = [

@@ -9,10 +9,11 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from ..tables import span, thousands
 from .cache import Job
 from .verdicts import RFM_RULES, scored, scored_iteration
 
-__all__ = ["Point", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup", "thousands",
+__all__ = ["Point", "aggregate", "curve_table", "eigenpro_solves", "eigenpro_solves_frame", "lookup",
            "mean_over_median", "GAUSSIAN_MEAN_OVER_MEDIAN",
            "unreached_numbers", "unreached_solves", "verdict", "with_spread"]
 
@@ -180,18 +181,7 @@ def mean_over_median(pairs: Iterable[tuple[float, float]]) -> str:
     error over the median squared error (:data:`GAUSSIAN_MEAN_OVER_MEDIAN` for a Gaussian error;
     a mean far above that is carried by a few large errors). ``pairs``: (mean, median) per cell."""
     ratios = [m / d for m, d in pairs if d and d > 0 and m is not None]
-    if not ratios:
-        return "not computed"
-    def factor(v: float) -> str:
-        return f"{v:.2g}" if v < 10 else f"{v:.0f}"
-
-    lo, hi = factor(min(ratios)), factor(max(ratios))
-    return f"{lo}\u00d7" if lo == hi else f"{lo}\u2013{hi}\u00d7"
-
-
-def thousands(n: int) -> str:
-    """``n`` with a space between thousands, as the pages write sizes (50 000)."""
-    return f"{n:,}".replace(",", " ")
+    return span(ratios, lambda v: f"{v:.2g}" if v < 10 else f"{v:.0f}", "\u00d7", "not computed")
 
 
 def unreached_solves(solves: pd.DataFrame) -> pd.DataFrame:
@@ -217,4 +207,4 @@ def unreached_numbers(solves: pd.DataFrame) -> dict[str, str]:
     return {"ep_missed": str(len(missed)), "ep_solves": str(len(solves)), "ep_worst": worst,
             "ep_missed_ns": ", ".join(thousands(n) for n in sorted(set(missed["n"]))) or "none",
             "ep_missed_best": str(by_rule["best"]), "ep_missed_last": str(by_rule["last"]),
-            "ep_halvings": f"{missed['step halvings'].min()}–{missed['step halvings'].max()}" if len(missed) else "none"}
+            "ep_halvings": span(missed["step halvings"], empty="none")}

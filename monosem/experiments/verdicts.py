@@ -42,6 +42,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..tables import thousands
+
 __all__ = ["RFM_RULES", "PAIRED_SHARE", "MIN_RUNS", "EQUIVALENCE_MARGIN", "STATUSES", "SCALE_FIELDS", "judge", "against_note", "verdict_label",
            "rule_text", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine_statuses",
            "combine", "verdict_table", "best_of", "Part", "combine_parts", "Claim", "claim_problems"]
@@ -337,10 +339,10 @@ class Claim:
     def scale(self) -> str:
         """The scale in words: profile, width, batch, n, runs."""
         words = [self.profile]
-        words += [f"width {_num(self.width)}" if isinstance(self.width, int) else str(self.width)]
+        words += [f"width {thousands(self.width)}" if isinstance(self.width, int) else str(self.width)]
         if isinstance(self.batch, int) or self.batch != self.width:  # "no network" once, not twice
-            words += [f"batch {_num(self.batch)}" if isinstance(self.batch, int) else str(self.batch)]
-        words += [f"n = {_num(self.n)}" if isinstance(self.n, int) else str(self.n)]
+            words += [f"batch {thousands(self.batch)}" if isinstance(self.batch, int) else str(self.batch)]
+        words += [f"n = {thousands(self.n)}" if isinstance(self.n, int) else str(self.n)]
         exact = bool(self.parts) and all(p.exact for p in self.parts)
         words += [f"{self.runs} {self.unit}{'s' if self.runs != 1 else ''}" if self.runs else "exact" if exact else "no run"]
         return ", ".join(words + ([self.detail] if self.detail else []))
@@ -394,6 +396,3 @@ def claim_problems(row: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _num(value: int) -> str:
-    """A count as the pages print it: thin groups of three digits ("50 000")."""
-    return f"{value:,}".replace(",", " ")

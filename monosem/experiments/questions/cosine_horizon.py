@@ -23,6 +23,7 @@ import pandas as pd
 
 from ...checks import check_int
 from ...profiles import Profile
+from ...tables import span
 from ...train import TrainConfig
 from ..cache import Job, ResultCache
 from ..specs import NetworkSpec
@@ -185,9 +186,8 @@ def findings_by_horizon(long_records: Mapping[Job, dict[str, Any]], records: Map
 _NAMES = {"relu": "ReLU", "reglu": "ReGLU"}
 
 
-def _range(values: Iterable[float], fmt: str = "{:.2f}") -> str:
-    v = sorted(values)
-    return "not recorded" if not v else fmt.format(v[0]) if len(v) == 1 else f"{fmt.format(v[0])}–{fmt.format(v[-1])}"
+def _range(values: Iterable[float], fmt: str = ".2f") -> str:
+    return span(values, fmt, empty="not recorded")
 
 
 def horizon_numbers(table: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, str]:

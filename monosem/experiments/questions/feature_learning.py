@@ -31,7 +31,8 @@ from ...progress import progress_bar
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
-from ..results import GAUSSIAN_MEAN_OVER_MEDIAN, mean_over_median, thousands
+from ...tables import thousands
+from ..results import GAUSSIAN_MEAN_OVER_MEDIAN, mean_over_median
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
 from ..families.kernels import RFM

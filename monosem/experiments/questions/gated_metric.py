@@ -37,6 +37,7 @@ import torch
 
 from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
+from ...tables import thousands
 from ..cache import Job, ResultCache
 from ..families.gated import source_job
 from ..families.networks import load_mlp, train_mlps
@@ -249,4 +250,4 @@ def diagnosis_frame(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K
     frame = pd.DataFrame(rows).T if rows else pd.DataFrame()
     frame = frame.reindex(columns=sorted(frame.columns))
     frame.columns = [f"run {r}" for r in frame.columns]
-    return frame.rename_axis(index=f"K = {K}, n = {n:,}".replace(",", "\u202f"))
+    return frame.rename_axis(index=f"K = {K}, n = {thousands(n)}")

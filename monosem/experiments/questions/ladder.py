@@ -39,6 +39,7 @@ import torch
 
 from ...checks import check_choice, check_int
 from ...profiles import Profile, get_profile
+from ...tables import span, thousands
 from ...train.step import FASTEST_STEP_REVISION
 from ..cache import Job, ResultCache
 from ..specs import DataSpec, KernelSpec, NetworkSpec
@@ -96,7 +97,7 @@ class Rung:
 
     @property
     def label(self) -> str:
-        return f"{_n(self.width)} \u00d7 {_n(self.batch)}, n = {_n(self.n)}"
+        return f"{thousands(self.width)} \u00d7 {thousands(self.batch)}, n = {thousands(self.n)}"
 
 
 @dataclass(frozen=True)
@@ -495,7 +496,7 @@ def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
         out.append(dict(zip(keys, key)) | {
             "runs": g["run"].nunique(), "clusters": len(g),  # (cluster, run) pairs over the runs
             "ratio of means": float((g["MLP"] * w).sum() / err_or.sum()),
-            "median per-cluster ratio": float(med), "quartiles": f"{q1:.3g}–{q3:.3g}",
+            "median per-cluster ratio": float(med), "quartiles": span([q1, q3], ".3g"),
             "clusters with MLP below oracle": int((g["MLP / oracle"] < 1).sum()),
             "oracle's worst cluster": f"{int(worst['cluster'])} ({worst['link']}, run {int(worst['run'])})",
             "its share of the oracle's error": float(err_or.max() / err_or.sum()),
@@ -506,7 +507,7 @@ def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scale(rung: Rung, runs: int) -> str:
-    return f"width {_n(rung.width)}, batch {_n(rung.batch)}, n = {_n(rung.n)}, {runs} run{'s' if runs != 1 else ''}"
+    return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {runs} run{'s' if runs != 1 else ''}"
 
 
 def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
@@ -552,12 +553,12 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     if at_paper.empty:
         out["ld_paper_cap"] = "whether A.2's own update cap binds on the paper's network is not known yet (not recorded)"
     else:
-        per_n = [f"at n = {_n(n)}, " + " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}"
+        per_n = [f"at n = {thousands(n)}, " + " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}"
                                                    for _, r in rows.iterrows())
                  for n, rows in at_paper.groupby("n", sort=True)]
-        binding = [f"{r['network']} at n = {_n(int(r['n']))}" for _, r in at_paper.iterrows() if r["stopped: cap"] > 0]
+        binding = [f"{r['network']} at n = {thousands(int(r['n']))}" for _, r in at_paper.iterrows() if r["stopped: cap"] > 0]
         out["ld_paper_cap"] = (f"on the paper's own network and protocol, the networks that stop at A.2's cap of "
-                               f"{_n(_max_steps(profile))} updates: {'; '.join(per_n)}"
+                               f"{thousands(_max_steps(profile))} updates: {'; '.join(per_n)}"
                                + (f": the paper's cap binds ({', '.join(binding)}), a finding about the paper's protocol" if binding
                                   else ": the cap does not bind there"))
     capped_rows = frame[(frame["K"] == K) & under_trained(frame)] if not frame.empty else frame
@@ -580,7 +581,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         parts = [f"{r['link']}: {r['share of the excess']:.0%} of the excess, {r['MLP / oracle']:.1f}\u00d7 the oracle, "
                  f"{r['units per cluster']:g} units per cluster ({r['specialized per cluster']:g} specialized)"
                  for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
-        out["ld_gap"] = (f"{head['network']} {_n(int(head['width']))} \u00d7 {_n(int(head['batch']))} at n = {_n(int(head['n']))}, "
+        out["ld_gap"] = (f"{head['network']} {thousands(int(head['width']))} \u00d7 {thousands(int(head['batch']))} at n = {thousands(int(head['n']))}, "
                          f"{int(last['runs'].max())} run(s): " + "; ".join(parts))
         robust = gap_robust(at_K)
         r = robust[(robust["network"] == head["network"]) & (robust["width"] == head["width"])
@@ -659,16 +660,16 @@ def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
                 continue
             before = max((i for i in rungs if i < moved[0]), default=None)
             path = ([] if before is None else [before]) + moved
-            labels = " \u2192 ".join(_n(getattr(sizes.rungs[i], knob)) for i in path)
+            labels = " \u2192 ".join(thousands(getattr(sizes.rungs[i], knob)) for i in path)
             values = " \u2192 ".join(_ratio_words(row(network, i)) for i in path)
             parts.append(f"{knob} {labels}: {values}")
         sentences.append(f"{name}: " + "; ".join(parts))
     text = "Along each network, its MLP / oracle as one knob moves: " + ". ".join(sentences) + "."
     batch = [i for i, r in enumerate(sizes.rungs) if r.knob == "batch"]
     if batch and (here := row("reglu", batch[0])) is not None and (there := row("reglu", batch[0] - 1)) is not None:
-        text += (f" Where the batch grows to {_n(int(here['batch']))}, the ReGLU network stops after {_n(int(here['updates']))} "
+        text += (f" Where the batch grows to {thousands(int(here['batch']))}, the ReGLU network stops after {thousands(int(here['updates']))} "
                  f"updates (median; {int(here['stopped: target'])} of {int(here['runs'])} at the training target), against "
-                 f"{_n(int(there['updates']))} at batch {_n(int(there['batch']))} "
+                 f"{thousands(int(there['updates']))} at batch {thousands(int(there['batch']))} "
                  f"({int(there['stopped: target'])} of {int(there['runs'])} at the target).")
     best = at_K.loc[at_K["MLP / oracle"].idxmin()]
     text += (f" The lowest so far: {_NAMES[best['network']]} at {_rung_words(sizes.rungs[int(best['rung'])])}, {_ratio_words(best)}, against "
@@ -685,8 +686,6 @@ def _max_steps(profile: str | Profile) -> int:
     return method_spec(MLP_REGLU, get_profile(profile)).max_steps
 
 
-def _n(v: int) -> str:
-    return f"{v:,}".replace(",", "\u2009")
 
 
 def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
@@ -702,11 +701,11 @@ def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
     return {"ld_K": str(K), "ld_K_control": str(control),
             "ld_units_first": f"{first.width / K:.0f}", "ld_units_paper": f"{paper.width / K:.0f}",
             "ld_batch_share": f"{first.batch / paper.batch:.2g}",
-            "ld_width_path": " \u2192 ".join(_n(r.width) for r in widths), "ld_batch_first": _n(first.batch),
-            "ld_batch_paper": _n(paper.batch), "ld_width_paper": _n(paper.width), "ld_n_first": _n(first.n),
-            "ld_ns_more": " and ".join(_n(n) for n in ns), "ld_min_steps": _n(net.min_steps), "ld_max_steps": _n(net.max_steps),
+            "ld_width_path": " \u2192 ".join(thousands(r.width) for r in widths), "ld_batch_first": thousands(first.batch),
+            "ld_batch_paper": thousands(paper.batch), "ld_width_paper": thousands(paper.width), "ld_n_first": thousands(first.n),
+            "ld_ns_more": " and ".join(thousands(n) for n in ns), "ld_min_steps": thousands(net.min_steps), "ld_max_steps": thousands(net.max_steps),
             "ld_oracle_runs": str(sizes.oracle_runs), "ld_paper_runs": str(paper.runs), "ld_first_runs": str(first.runs),
-            "ld_more_runs": " and ".join(f"{_n(r.width)} \u00d7 {_n(r.batch)}" for r in sizes.rungs[1:] if r.runs > 1),
+            "ld_more_runs": " and ".join(f"{thousands(r.width)} \u00d7 {thousands(r.batch)}" for r in sizes.rungs[1:] if r.runs > 1),
             "ld_control_runs": _control_runs(sizes)}
 
 

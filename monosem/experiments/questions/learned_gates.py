@@ -20,7 +20,8 @@ from ...kernels import RFMRegressor
 from ...progress import progress_bar
 from ...profiles import Profile
 from ..recorded import load_recorded_cells
-from ..results import curve_table, thousands, with_spread
+from ...tables import span, thousands
+from ..results import curve_table, with_spread
 from ..sweeps import Figure, register_figure, sweep
 from ..verdicts import RFM_RULES, complete_sizes, Claim, Comparison, combine, compare, per_run, scored_iteration
 from .sample_efficiency import ORACLE_FACTOR
@@ -175,8 +176,7 @@ def rules_frame(tables: Mapping[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:
 
 def _spread(values: Iterable[float]) -> str:
     """The range of ``values`` as the prose quotes it ("0.0025–0.007"; one value alone; "none")."""
-    values = list(values)
-    return f"{min(values):.2g}–{max(values):.2g}" if len(values) > 1 else f"{values[0]:.2g}" if values else "none"
+    return span(values, ".2g", empty="none")
 
 
 def close_call_frame(records: Mapping, K: int, ns: Iterable[int], rule: str = "best") -> pd.DataFrame:

@@ -16,6 +16,7 @@ import torch
 from matplotlib.ticker import NullFormatter
 
 from ...data import mixed_link_model
+from ...tables import thousands
 from ._tables import fmt, frame
 from .overlap import PREMISE_SHARE
 from ..cache import Job
@@ -85,7 +86,7 @@ def zipf_scale(records: dict[Job, dict], rows: list[dict[str, Any]]) -> str:
     base = next((r for r in rows if r["s"] == 0), None)
     if not nets or base is None:
         return "not computed yet"
-    scale = f"n = {base['n']:,}".replace(",", "\u2009") + f", networks of width {nets[0].width} and batch {nets[0].batch}"
+    scale = f"n = {thousands(base['n'])}" + f", networks of width {nets[0].width} and batch {nets[0].batch}"
     mlps = [base[f"{m}_mean"] for m in (MLP_RELU, MLP_REGLU) if base.get(f"{m}_mean") is not None]
     if not mlps or base.get(f"{ORACLE_RFM}_mean") is None:
         return scale

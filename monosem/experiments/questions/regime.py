@@ -25,7 +25,7 @@ import pandas as pd
 from ..verdicts import scored
 from ..specs import width_of
 from ..estimate import core_seconds
-from ..results import thousands
+from ...tables import span, thousands
 from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
 from ..families.networks import MLP_REGLU, MLP_RELU
 from ..families.bayes import BAYES
@@ -365,7 +365,7 @@ def still_falling(records: dict, window: int = 20_000) -> str:
     text = (f"{len(falling)} of the {len(drops)} networks that stop at the cap lowered their training MSE over their last "
             f"{thousands(window)} updates")
     if falling:
-        text += (f" (by {100 * min(falling):.1f}\u2013{100 * max(falling):.1f} %, median {100 * float(np.median(falling)):.1f} %"
+        text += (f" (by {span([100 * f for f in falling], '.1f', ' %')}, median {100 * float(np.median(falling)):.1f} %"
                  f" of the value {thousands(window)} updates earlier)")
     return text
 

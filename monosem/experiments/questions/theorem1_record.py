@@ -21,6 +21,7 @@ import pandas as pd
 
 from ...device import get_device
 from ...profiles import Profile, Theorem1Sizes, get_profile
+from ...tables import span
 from ..cache import Job, ResultCache
 from ..recorded import load_recorded_cells
 from ..registry import register_method, register_rows
@@ -240,7 +241,7 @@ def dynamics_claims(results: dict[str, Any], page: str, profile: str) -> list:
                      f"simulated coverage within {gap:.3f} of the exact value", width=neurons, **scale),
         Claim.judged(page, "Lemma 7: a neuron's teacher-only flow converges to a one-cluster maximum",
                      [Part("share of neurons not converged", unconverged, (unconverged,), high=0.0, closed=True)],
-                     f"{100 * min(conv):.0f}–{100 * max(conv):.0f} % of neurons converged by t_max = {results['t_max']:g}",
+                     f"{span([100 * c for c in conv], '.0f', ' %')} of neurons converged by t_max = {results['t_max']:g}",
                      width=flow_m, **scale),
     ]
 

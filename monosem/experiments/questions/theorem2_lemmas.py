@@ -23,7 +23,7 @@ from ... import plots
 from ... import theory as T
 from ...data import noiseless_routing_mixture
 
-__all__ = ["specialized_mlp_table", "rademacher_table", "factor_range", "tail_exponent", "agop_bayes_table", "hermite_table", "plot_hermite", "harmonic_table",
+__all__ = ["specialized_mlp_table", "rademacher_table", "tail_exponent", "agop_bayes_table", "hermite_table", "plot_hermite", "harmonic_table",
            "plot_harmonic", "invariant_subspace_table", "plot_kernel_bound"]
 
 
@@ -55,12 +55,6 @@ def rademacher_table(seed: int) -> pd.DataFrame:
                      "bound (2/n)(sum ||x||^2)^1/2": f"{rc['bound']:.4f}", "estimate <= bound": rc["estimate"] <= rc["bound"],
                      "contraction step": rc["intermediate"] / rc["estimate"], "Jensen step": rc["bound"] / rc["intermediate"]})
     return pd.DataFrame(rows)
-
-
-def factor_range(values: pd.Series) -> str:
-    """A column of factors in words: its range over the table's rows, two decimals."""
-    lo, hi = f"{float(values.min()):.2f}", f"{float(values.max()):.2f}"
-    return lo if lo == hi else f"{lo}\u2013{hi}"
 
 
 def tail_exponent(r0: np.ndarray, r_min: int = 10) -> tuple[float, int, int]:

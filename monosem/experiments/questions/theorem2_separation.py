@@ -26,7 +26,7 @@ from ...theory.hermite import clipped_ramp_moments
 from ...theory.kernel_bound import kernel_lower_bound
 from ...theory.separation import agop_bayes_lower_bound
 from ..cache import Job, ResultCache
-from ..results import thousands
+from ...tables import span, thousands
 from ..runner import run_jobs
 from ..registry import register_plot, register_rows
 from ..sweeps import Figure, register_figure
@@ -187,7 +187,9 @@ def sizes_text(sizes: Theorem2Sizes, reduced_scale: bool) -> str:
             f"n_test = {sizes.n_test},\nMLP: width {sizes.mlp_width_per_cluster}K, {sizes.mlp_steps} Adam steps, "
             f"budgets {sizes.mlp_budget_factors} x K")
     if reduced_scale:
-        text += "\nreduced scale: points with n > n_max are skipped;\nthe paper profile runs K up to 32 and n up to 200 000"
+        paper = get_profile("paper").theorem2
+        text += (f"\nreduced scale: points with n > n_max are skipped;\nthe paper profile runs K up to {max(paper.Ks)} "
+                 f"and n up to {thousands(paper.n_max)}")
     return text
 
 
@@ -291,7 +293,7 @@ def _budget_findings(df: pd.DataFrame, best_mlp: pd.Series, methods: list[str], 
         top = df[(A >= 2.5) & (K >= 8)]
         ratio = (top["laplace"] / best_mlp[top.index]) if len(top) else None
         out["mlp_best"] = (f"from A = 2 on, at K ≥ 8, an MLP has the lowest error at {wins} of {len(big)} points"
-                           + (f"; at A ≥ 2.5 Laplace's error is {ratio.min():.1f}–{ratio.max():.1f} times the best MLP's" if ratio is not None else ""))
+                           + (f"; at A ≥ 2.5 Laplace's error is {span(ratio, '.1f')} times the best MLP's" if ratio is not None else ""))
     else:
         out["mlp_best"] = "no point has A ≥ 2 and K ≥ 8 at this profile"
     last = df[A == A.max()]
@@ -318,7 +320,7 @@ def _kernel_findings(df: pd.DataFrame, rho_rows: list[dict] | None) -> dict[str,
         worse = int((largest["rfm true agop"] > largest["laplace"]).sum())
         floor_gap = largest["rfm true agop"] / largest["floor (L12)"]
         out["true_agop"] = (f"at the largest n of each K, Laplace with the ground-truth AGOP is worse than isotropic Laplace for "
-                            f"{worse} of {len(largest)} K, at {floor_gap.min():.2f}–{floor_gap.max():.2f} times Lemma 12's floor (1 − 1/K) Var g")
+                            f"{worse} of {len(largest)} K, at {span(floor_gap, '.2f')} times Lemma 12's floor (1 − 1/K) Var g")
     else:
         out["true_agop"] = "not computed at this profile"
     if rho_rows:

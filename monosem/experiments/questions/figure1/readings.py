@@ -32,6 +32,7 @@ from ....data import figure1_model
 from ....device import get_device
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
+from ....tables import span
 from ....train import STEP_REVISION, STEP_REVISIONS
 from ...cache import EARLIER_SECONDS, Job, ResultCache
 from ...recorded import load_recorded_cells
@@ -337,7 +338,7 @@ def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, 
             "relu_low_rate": f"{rates.index.min():g}", "relu_high_rate": f"{rates.index.max():g}",
             "relu_low": f"{rates['A ≥ .71 %'].iloc[0]:.1f} % / {rates['A ≥ .90 %'].iloc[0]:.1f} %",
             "relu_high": f"{rates['A ≥ .71 %'].iloc[-1]:.1f} % / {rates['A ≥ .90 %'].iloc[-1]:.1f} %",
-            "relu_active_range": f"{rates['active %'].min():.0f}–{rates['active %'].max():.0f} %",
+            "relu_active_range": span(rates["active %"], ".0f", " %"),
             "relu_active_paper": f"{100 * paper['relu'][0] / 2048:.1f} %"}
     spread = entry.get("importance_spread", {}).get("relu", {})
     if spread:

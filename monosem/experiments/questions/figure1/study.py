@@ -54,6 +54,7 @@ from ....checks import check_choice
 from ....data import figure1_model
 from ....models import MLP
 from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table
+from ....tables import span
 from ....train import LR_A1
 from ...cache import Job, ResultCache
 from ...recorded import load_recorded_cells
@@ -601,7 +602,7 @@ def _fingerprint_text(result: dict) -> str:
          + ", ".join(f"“{s}” (best checkpoint at {late[s]:.2f} of the run)" for s in matched) + "."
          if matched else f"No setting makes validation pick the paper's ReLU rate 0.004 on every seed; the rates picked are "
          f"{', '.join(f'{x:g}' for x in sorted(set(fp['relu_rate'])))}.")
-        + f" Across settings the selected checkpoint lies at {late.min():.2f}–{late.max():.2f} of the run (the paper: 0.925).")
+        + f" Across settings the selected checkpoint lies at {span(late, '.2f')} of the run (the paper: 0.925).")
 
 
 def _answer_text(sel: pd.DataFrame, paper: dict) -> str:

@@ -21,6 +21,7 @@ from ....data import figure1_model
 from ....models import MLP
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, alignment, dominance, top_aligned
+from ....tables import span, thousands
 from ...estimate import DeviceModel, mlp_update_seconds
 from ...registry import register_cost
 from ...verdicts import Part, against_note
@@ -156,9 +157,9 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
             group = "relu" if b == "relu" else "gated"
             half[group] = max(half[group], (max(v) - min(v)) / 2)
     active = [m["active_pct"] for m in means.values()]
-    out["active_range"] = f"{min(active):.0f}–{max(active):.0f} %"
+    out["active_range"] = span(active, ".0f", " %")
     ungelu = [100 * paper[b][0] / 2048 for b in paper if b != "gelu"]
-    out["paper_active"] = (f"{min(ungelu):.0f}–{max(ungelu):.0f} % for ReLU, ReGLU and SwiGLU and "
+    out["paper_active"] = (f"{span(ungelu, '.0f', ' %')} for ReLU, ReGLU and SwiGLU and "
                            f"{100 * paper['gelu'][0] / 2048:.0f} % for GELU")
     out["halfrange_relu"], out["halfrange_gated"] = f"{half['relu']:.1f}", f"{half['gated']:.1f}"
     return out
@@ -189,8 +190,10 @@ def table_note(profile: Profile) -> str:
     sizes = profile.specialization
     lines = []
     if profile.reduced_scale:
-        lines.append(f"{profile.name} profile: reduced scale (width {sizes.width}, batch {sizes.batch}, {sizes.max_steps_relu} / "
-                     f"{sizes.max_steps_other} steps);\nthe paper uses width 2048, batch 2048, 40 000 / 20 000 steps.")
+        paper = get_profile("paper").specialization
+        lines.append(f"{profile.name} profile: reduced scale (width {sizes.width}, batch {sizes.batch}, {thousands(sizes.max_steps_relu)} / "
+                     f"{thousands(sizes.max_steps_other)} steps);\nthe paper uses width {thousands(paper.width)}, batch "
+                     f"{thousands(paper.batch)}, {thousands(paper.max_steps_relu)} / {thousands(paper.max_steps_other)} steps.")
     lines.append(f"width {sizes.width}, {len(sizes.seeds)} seed(s); mean ± half-range over seeds, in percent")
     return "\n".join(lines)
 
@@ -239,7 +242,9 @@ def paper_profile_text(runs: dict[str, Figure1Run], sizes: SpecializationSizes) 
     """The paper profile's estimated hours on this machine (:func:`paper_profile_estimate`, from
     the throughput of ``runs``), as page 03 prints it."""
     est = paper_profile_estimate({a: r.steps_per_second * r.n_stacked for a, r in runs.items()}, sizes.width, sizes.batch)
-    return (f"paper profile (width 2048, batch 2048, 6 x 40 000 ReLU + 3 x 20 000 steps)\n"
+    paper = get_profile("paper").specialization
+    return (f"paper profile (width {thousands(paper.width)}, batch {thousands(paper.batch)}, {len(paper.relu_lr_grid)} x "
+            f"{thousands(paper.max_steps_relu)} ReLU + 3 x {thousands(paper.max_steps_other)} steps)\n"
             f"on this machine: about {est['total']:.2g} h")
 
 
