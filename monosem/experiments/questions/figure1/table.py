@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from ....data import figure1_model
-from ....models import MLP
+from ....models import ACTIVATIONS, MLP
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, alignment, dominance, top_aligned
 from ....tables import span, thousands
@@ -45,15 +45,20 @@ REPRODUCE_PP = 10.0
 
 
 def paper_profile_estimate(model_steps_per_second: dict[str, float], width: int, batch: int) -> dict[str, float]:
-    """Hours of the paper profile (Appendix A.1: 6 ReLU runs of 40 000 steps, GELU/ReGLU/SwiGLU
-    20 000 each, width 2 048, batch 2 048) on this machine, extrapolated from measured
-    model-steps per second at ``width`` x ``batch``, assuming cost proportional to
+    """Hours of the paper profile (Appendix A.1: every ReLU rate of the search at its step count,
+    GELU/ReGLU/SwiGLU once each, at the paper's width and batch) on this machine, extrapolated
+    from measured model-steps per second at ``width`` x ``batch``, assuming cost proportional to
     width x batch (the matmuls dominate). Returns hours per activation and ``"total"``."""
-    scale = (2048 * 2048) / (width * batch)
-    steps = {"relu": 6 * 40_000, "gelu": 20_000, "reglu": 20_000, "swiglu": 20_000}
+    paper = get_profile("paper").specialization
+    scale = (paper.width * paper.batch) / (width * batch)
+    steps = {"relu": len(paper.relu_lr_grid) * paper.max_steps_relu} | {a: paper.max_steps_other for a in _OTHERS}
     out = {a: steps[a] * scale / model_steps_per_second[a] / 3600 for a in steps if a in model_steps_per_second}
     out["total"] = sum(out.values())
     return out
+
+
+#: Figure 1's activations other than ReLU: one run each, no rate search (Appendix A.1)
+_OTHERS = tuple(a for a in ACTIVATIONS if a != "relu")
 
 
 def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool = True) -> pd.DataFrame:
@@ -244,7 +249,7 @@ def paper_profile_text(runs: dict[str, Figure1Run], sizes: SpecializationSizes) 
     est = paper_profile_estimate({a: r.steps_per_second * r.n_stacked for a, r in runs.items()}, sizes.width, sizes.batch)
     paper = get_profile("paper").specialization
     return (f"paper profile (width {thousands(paper.width)}, batch {thousands(paper.batch)}, {len(paper.relu_lr_grid)} x "
-            f"{thousands(paper.max_steps_relu)} ReLU + 3 x {thousands(paper.max_steps_other)} steps)\n"
+            f"{thousands(paper.max_steps_relu)} ReLU + {len(_OTHERS)} x {thousands(paper.max_steps_other)} steps)\n"
             f"on this machine: about {est['total']:.2g} h")
 
 
