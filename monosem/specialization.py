@@ -25,6 +25,7 @@ from .models import MLP
 
 __all__ = [
     "PAPER_FIGURE1",
+    "PAPER_FIGURE1_WIDTH",
     "SpecializationRow",
     "importance",
     "active_set",
@@ -35,7 +36,9 @@ __all__ = [
     "plot_neuron_weights",
 ]
 
-#: Figure 1 of the paper (width 2 048): branch -> (active neurons, % A >= 0.71, % A >= 0.90).
+#: the width of the networks of the paper's Figure 1 (Appendix A.1)
+PAPER_FIGURE1_WIDTH = 2048
+#: Figure 1 of the paper (width PAPER_FIGURE1_WIDTH): branch -> (active neurons, % A >= 0.71, % A >= 0.90).
 #: The D columns of the figure are not recoverable from the text, so they are not listed.
 PAPER_FIGURE1: dict[str, tuple[int, float, float]] = {
     "relu": (613, 45.5, 33.4),

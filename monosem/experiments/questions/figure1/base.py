@@ -28,7 +28,7 @@ from ....data import figure1_model
 from ....device import get_device
 from ....models import ACTIVATIONS, GATED, INITS, MLP, MLPStack, mup_readout_lr_scale
 from ....profiles import SpecializationSizes
-from ....specialization import plot_neuron_weights, specialization_table
+from ....specialization import PAPER_FIGURE1_WIDTH, plot_neuron_weights, specialization_table
 from ....train import LR_A1, LR_A1_RELU_GRID, STEP_REVISION, STEP_REVISIONS, TrainConfig, TrainData, a1_config, mse, train
 
 if TYPE_CHECKING:
@@ -403,9 +403,9 @@ def branch_means(rows: list[dict]) -> dict[str, dict[str, float]]:
 
 def minus_paper(m: dict[str, float], paper_row: tuple[float, float, float]) -> tuple[float, float, float]:
     """One branch's seed means (:func:`branch_means`) minus the paper's row, in percentage
-    points: active share of 2 048 neurons, % with A >= .71, % with A >= .90."""
+    points: active share of the paper's width, % with A >= .71, % with A >= .90."""
     n_act, a71, a90 = paper_row
-    return m["active_pct"] - 100 * n_act / 2048, m["A071_pct"] - a71, m["A090_pct"] - a90
+    return m["active_pct"] - 100 * n_act / PAPER_FIGURE1_WIDTH, m["A071_pct"] - a71, m["A090_pct"] - a90
 
 
 #: the branches' names as the tables print them

@@ -31,7 +31,7 @@ import torch
 from ....data import figure1_model
 from ....device import get_device
 from ....profiles import Profile, SpecializationSizes, get_profile
-from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table, top_aligned
+from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table, top_aligned
 from ....tables import span
 from ....train import STEP_REVISION, STEP_REVISIONS
 from ...cache import EARLIER_SECONDS, Job, ResultCache
@@ -182,7 +182,7 @@ def paper_comparison_frame(recorded: dict, live_rows: list[dict] | None = None, 
         if b not in rec:
             continue
         m = rec[b]
-        row = {"branch": BRANCH_NAMES.get(b, b), "paper active %": 100 * n_act / 2048, "paper A ≥ .71 %": a71, "paper A ≥ .90 %": a90,
+        row = {"branch": BRANCH_NAMES.get(b, b), "paper active %": 100 * n_act / PAPER_FIGURE1_WIDTH, "paper A ≥ .71 %": a71, "paper A ≥ .90 %": a90,
                "recorded active %": m["active_pct"], "recorded A ≥ .71 %": m["A071_pct"], "recorded A ≥ .90 %": m["A090_pct"]}
         d = minus_paper(m, paper[b])
         row |= {"minus paper: active": d[0], "minus paper: A ≥ .71": d[1], "minus paper: A ≥ .90": d[2]}
@@ -230,7 +230,7 @@ def ablation_frame(result: dict, paper: dict | None = None) -> pd.DataFrame:
     cell = lambda m: f"{m['active_pct']:.0f} / {m['A071_pct']:.0f} / {m['A090_pct']:.0f}"  # noqa: E731
     out = []
     for b, (n_act, a71, a90) in paper.items():
-        row = {"branch": BRANCH_NAMES.get(b, b), "paper": f"{100 * n_act / 2048:.0f} / {a71:.0f} / {a90:.0f}"}
+        row = {"branch": BRANCH_NAMES.get(b, b), "paper": f"{100 * n_act / PAPER_FIGURE1_WIDTH:.0f} / {a71:.0f} / {a90:.0f}"}
         row |= {n: cell(means[n][b]) if b in means[n] else "" for n in names}
         out.append(row)
     return pd.DataFrame(out).set_index("branch")
@@ -325,7 +325,7 @@ def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, 
     for b, (n_act, a71, a90) in paper.items():
         m = means[b]
         out[b] = f"{m['active_pct']:.1f} % / {m['A071_pct']:.1f} % / {m['A090_pct']:.1f} %"
-        out[f"{b} paper"] = f"{100 * n_act / 2048:.1f} % / {a71:.1f} % / {a90:.1f} %"
+        out[f"{b} paper"] = f"{100 * n_act / PAPER_FIGURE1_WIDTH:.1f} % / {a71:.1f} % / {a90:.1f} %"
     g, v = means["reglu gate"], means["reglu value"]
     pg, pv = paper["reglu gate"], paper["reglu value"]
     out |= {"gap71": f"{g['A071_pct'] - v['A071_pct']:+.1f}", "gap90": f"{g['A090_pct'] - v['A090_pct']:+.1f}",
@@ -339,7 +339,7 @@ def paper_scale_numbers(recorded: dict, paper: dict | None = None) -> dict[str, 
             "relu_low": f"{rates['A ≥ .71 %'].iloc[0]:.1f} % / {rates['A ≥ .90 %'].iloc[0]:.1f} %",
             "relu_high": f"{rates['A ≥ .71 %'].iloc[-1]:.1f} % / {rates['A ≥ .90 %'].iloc[-1]:.1f} %",
             "relu_active_range": span(rates["active %"], ".0f", " %"),
-            "relu_active_paper": f"{100 * paper['relu'][0] / 2048:.1f} %"}
+            "relu_active_paper": f"{100 * paper['relu'][0] / PAPER_FIGURE1_WIDTH:.1f} %"}
     spread = entry.get("importance_spread", {}).get("relu", {})
     if spread:
         out |= {"relu_spread90": f"{spread['0.9']:.0f} %", "relu_spread99": f"{spread['0.99']:.0f} %"}

@@ -53,7 +53,7 @@ import torch
 from ....checks import check_choice
 from ....data import figure1_model
 from ....models import MLP
-from ....specialization import PAPER_FIGURE1, active_set, importance, specialization_table
+from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table
 from ....tables import span
 from ....train import LR_A1
 from ...cache import Job, ResultCache
@@ -370,7 +370,7 @@ def paper_distance(selected: pd.DataFrame, paper: dict | None = None) -> pd.Data
                 continue
             m = means.loc[(label, branch)]
             mine = (float(m["active_pct"]), float(m["A071_pct"]), float(m["A090_pct"]))
-            theirs = (100 * n_act / 2048, a71, a90)
+            theirs = (100 * n_act / PAPER_FIGURE1_WIDTH, a71, a90)
             gaps += [abs(a - b) for a, b in zip(mine, theirs)]
             within += sum(abs(a - b) <= 10 for a, b in zip(mine[1:], theirs[1:]))
             row[f"{branch} active %"], row[f"{branch} A>=.71 %"], row[f"{branch} A>=.90 %"] = mine
@@ -465,7 +465,7 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
                             yerr=[[y.mean() - y.min()], [y.max() - y.mean()]], fmt=marker, ms=4.5, color=color, lw=0.8,
                             alpha=0.85)
             n_act, a71, _ = paper[branch]
-            ax.plot(100 * n_act / 2048, a71, marker="*", ms=14, color="crimson", mec="black", ls="none")
+            ax.plot(100 * n_act / PAPER_FIGURE1_WIDTH, a71, marker="*", ms=14, color="crimson", mec="black", ls="none")
             ax.set_title(branch)
             ax.set_xlim(0, 102)
             ax.set_ylim(-2, 102)
@@ -560,7 +560,7 @@ def _dead_text(sel: pd.DataFrame, paper: dict) -> str:
     most = dead["dead % of width"].idxmax()
     r = float(np.corrcoef(dead["active %"], dead["dead % of width"])[0, 1]) if len(dead) > 2 else math.nan
     counted = dead.loc[most, "dead % of active"]
-    paper_active = 100 * paper["relu"][0] / 2048
+    paper_active = 100 * paper["relu"][0] / PAPER_FIGURE1_WIDTH
     return (
         f"The largest share of ReLU neurons dies under “{most}”: {dead.loc[most, 'dead % of width']:.0f} % of the width is dead on the whole "
         f"training set, and {counted:.0f} % of its active set are dead neurons, which the 99.9 % rule counts because a dead "

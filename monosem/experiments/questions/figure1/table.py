@@ -20,7 +20,7 @@ import torch
 from ....data import figure1_model
 from ....models import ACTIVATIONS, MLP
 from ....profiles import Profile, SpecializationSizes, get_profile
-from ....specialization import PAPER_FIGURE1, alignment, dominance, top_aligned
+from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, alignment, dominance, top_aligned
 from ....tables import span, thousands
 from ...estimate import DeviceModel, mlp_update_seconds
 from ...registry import register_cost
@@ -79,7 +79,7 @@ def figure1_frame(rows: list[dict], paper: dict | None = None, *, test_mse: bool
                "A ≥ .71 %": spread([r["frac_A071"] for r in mine]), "A ≥ .90 %": spread([r["frac_A090"] for r in mine]),
                "D > 1 %": spread([r["frac_D1"] for r in mine]), "D > 2 %": spread([r["frac_D2"] for r in mine])}
         p = paper.get(branch)
-        row["paper: active / A ≥ .71 / A ≥ .90 %"] = f"{100 * p[0] / 2048:.1f} / {p[1]:.1f} / {p[2]:.1f}" if p else ""
+        row["paper: active / A ≥ .71 / A ≥ .90 %"] = f"{100 * p[0] / PAPER_FIGURE1_WIDTH:.1f} / {p[1]:.1f} / {p[2]:.1f}" if p else ""
         if test_mse:
             row["test MSE"] = " / ".join(f"{r['test_mse']:.3g}" for r in mine)
         out.append(row)
@@ -163,9 +163,9 @@ def live_numbers(rows: list[dict], paper: dict | None = None) -> dict[str, str]:
             half[group] = max(half[group], (max(v) - min(v)) / 2)
     active = [m["active_pct"] for m in means.values()]
     out["active_range"] = span(active, ".0f", " %")
-    ungelu = [100 * paper[b][0] / 2048 for b in paper if b != "gelu"]
+    ungelu = [100 * paper[b][0] / PAPER_FIGURE1_WIDTH for b in paper if b != "gelu"]
     out["paper_active"] = (f"{span(ungelu, '.0f', ' %')} for ReLU, ReGLU and SwiGLU and "
-                           f"{100 * paper['gelu'][0] / 2048:.0f} % for GELU")
+                           f"{100 * paper['gelu'][0] / PAPER_FIGURE1_WIDTH:.0f} % for GELU")
     out["halfrange_relu"], out["halfrange_gated"] = f"{half['relu']:.1f}", f"{half['gated']:.1f}"
     return out
 
