@@ -173,8 +173,8 @@ def test_findings_follow_the_numbers():
     lines = text.splitlines()
     at_params = lines[lines.index(next(x for x in lines if "matched parameters" in x)):]
     assert "wins at 1, loses at 1 of 2 n" in at_params[0]
-    assert "MoE / ReGLU (the better dense) = 0.50: wins, 2.00x lower MSE" in at_params[1]
-    assert "MoE / ReLU (the better dense) = 2.00: loses, 2.00x higher MSE" in at_params[2]
+    assert "MoE / ReGLU (the better dense) = 0.50: wins, 2.00× lower MSE" in at_params[1]
+    assert "MoE / ReLU (the better dense) = 2.00: loses, 2.00× higher MSE" in at_params[2]
     flops = next(x for x in lines if "matched FLOPs" in x)
     assert "the MoE loses at every n" in flops
     assert "at matched parameters: the MoE wins 1, loses 1 of 2" in text and "at matched FLOPs: the MoE wins 0, loses 2 of 2" in text

@@ -52,7 +52,7 @@ def test_zipf_at_smoke_per_cluster_table_and_verdict(tmp_path, monkeypatch):
     net = next(j.spec for j in records if j.method == "mlp-relu")
     best = min(rows[0]["mlp-relu_mean"], rows[0]["mlp-reglu_mean"]) / rows[0]["oracle-rfm_mean"]
     scale = rare_regimes.zipf_scale(records, rows)
-    assert f"width {net.width} and batch {net.batch}" in scale and f"{best:.2g}x the RFM oracle's" in scale
+    assert f"width {net.width} and batch {net.batch}" in scale and f"{best:.2g}× the RFM oracle's" in scale
     assert rare_regimes.zipf_scale({}, []) == "not computed yet"
     # the CLI draws the figure from the same cells
     out = tmp_path / "zipf.png"
@@ -77,7 +77,7 @@ def test_the_rare_regime_box_does_not_rest_on_one_cluster():
     rows = [_zipf_row(0.0, base), _zipf_row(2.0, rare)]
     answer = rare_regimes.zipf_answer(rows)
     assert answer.startswith("s = 2: the best MLP loses ground on the oracle on the 3 rarest clusters (it gains ground on 1 of "
-                             "them; its loss is a median 2.80x the oracle's)")
+                             "them; its loss is a median 2.80× the oracle's)")
     assert "because of cluster 9, where the oracle's MSE is 1" in answer
     findings = rare_regimes.zipf_findings(rows)
     assert "loses ground" in findings and "median 2.80" in findings and max(len(line) for line in findings.splitlines()) <= 80

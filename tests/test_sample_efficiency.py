@@ -91,7 +91,7 @@ def test_stopping_note_counts_the_capped_cells_and_their_distance_to_the_target(
             {"K": 10, "reason": "cap", "train_mse": 1.2e-3, "target": 4e-4},
             {"K": 50, "reason": "plateau", "train_mse": 2e-3, "target": 4e-4}]
     assert stopping_note(rows) == ("2 of 3 MLP cells stopped at the update cap\n"
-                                   "K >= 10: 1 of 2 at the cap, training MSE 3.0-5.0x the target")
+                                   "K >= 10: 1 of 2 at the cap, training MSE 3.0\u20135.0× the target")
     assert stopping_note(rows[:1]) == "1 of 1 MLP cells stopped at the update cap"
 
 

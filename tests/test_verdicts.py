@@ -162,7 +162,7 @@ def test_similar_holds_inside_the_equivalence_margin_either_way():
     table = {("a", 2, 100, r): _rec(v) for r, v in enumerate((1.1, 0.9, 1.2, 1.0, 2.0))}
     table |= {("b", 2, 100, r): _rec(1.0) for r in range(5)}
     c = compare(_records(table), "similar", "a", "b", 2, 100, threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)
-    assert c.wins == 4 and c.holds_mean and c.status == "reproduces" and "within 0.8-1.25x" in c.evidence
+    assert c.wins == 4 and c.holds_mean and c.status == "reproduces" and "within 0.8\u20131.25×" in c.evidence
     table[("a", 2, 100, 1)] = _rec(0.5)  # far below b is not "similar" either
     c = compare(_records(table), "similar", "a", "b", 2, 100, threshold=EQUIVALENCE_MARGIN, lower=1 / EQUIVALENCE_MARGIN)
     assert c.wins == 3 and c.status == "not settled"

@@ -331,13 +331,13 @@ def estimate_basis(profile: str | Profile, device: str | DeviceModel = "t4") -> 
         f"- networks: one update streams the (batch, H) float32 activations {min(ACTIVATION_PASSES.values())}-"
         f"{max(ACTIVATION_PASSES.values())} times (by activation) and pays {LAUNCHES_PER_STEP} launches per step of a "
         "stack (mixtures of experts: "
-        f"{MOE_UPDATE_FACTOR:g}x a dense update and {MOE_LAUNCHES_PER_STEP} launches); counted from the code, not timed. "
+        f"{MOE_UPDATE_FACTOR:g}× a dense update and {MOE_LAUNCHES_PER_STEP} launches); counted from the code, not timed. "
         f"Every network is charged to its update cap ({cap} A.2 updates; Figure 1's fixed lengths), an upper bound: "
         "A.2 runs stop earlier at the target or a plateau",
         f"- kernel fits (RFM, Laplace, oracles, gated local predictors): measured one-thread CPU times of a global RFM fit, "
         f"{recorded} s at n = {sizes} (the recorded long run), a power law in n between them, a Laplace fit "
         f"{LAPLACE_SHARE:g} of an RFM fit (the recorded oracles' ratio), then divided by the device's bandwidth ratio to "
-        f"that thread ({dev.bandwidth / CPU_THREAD.bandwidth:.0f}x): assumes kernel evaluation is bandwidth-bound on both",
+        f"that thread ({dev.bandwidth / CPU_THREAD.bandwidth:.0f}×): assumes kernel evaluation is bandwidth-bound on both",
         "- not counted: data generation, evaluations, plots, the Bayes cells, Python overhead, and a fresh Colab "
         "session's install",
     ]

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 
 from .. import plots
 from ..profiles import Profile, get_profile
+from ..tables import span
 from .cache import ResultCache
 from .registry import PLOTS, discover, method_of
 from .results import aggregate
@@ -145,6 +146,5 @@ def _with_runs(label: str, method: str, runs: dict[str, set[int]]) -> str:
     counts = sorted(runs.get(method, ()))
     if not counts:
         return label
-    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return f"{label} ({span} run{'s' if counts[-1] > 1 else ''})"
+    return f"{label} ({span(counts)} run{'s' if counts[-1] > 1 else ''})"
 

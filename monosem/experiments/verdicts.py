@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..tables import thousands
+from ..tables import span, thousands
 
 __all__ = ["RFM_RULES", "PAIRED_SHARE", "MIN_RUNS", "EQUIVALENCE_MARGIN", "STATUSES", "SCALE_FIELDS", "judge", "against_note", "verdict_label",
            "rule_text", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine_statuses",
@@ -103,7 +103,7 @@ def rule_text() -> str:
             f"*does not reproduce*: fails on the mean and in at least {need} of {MIN_RUNS} runs; a negative result "
             f"on fewer than {MIN_RUNS} runs is *not settled*, and its numbers say \"against\"; *not settled*: anything "
             f"between; a claim over several K takes its weakest part. Symbolic checks are exact. "
-            f"\"Similar\" means a ratio within {EQUIVALENCE_MARGIN:g}x either way.")
+            f"\"Similar\" means a ratio within {EQUIVALENCE_MARGIN:g}× either way.")
 
 
 def scored_iteration(by_iteration: list[float], rule: str) -> int:
@@ -201,9 +201,9 @@ class Comparison:
         if self.runs == 0:
             return "no run"
         per = ", ".join(f"{r:.2f}" for _, r in self.ratios)
-        bound = f" (within {self.lower:.3g}-{self.threshold:.3g}x)" if self.lower > 0 else ""
+        bound = f" (within {span([self.lower, self.threshold], '.3g', '×')})" if self.lower > 0 else ""
         against = against_note(self.holds_mean, [self.holds(r) for _, r in self.ratios])
-        return (f"{self.mean_ratio:.2f}x on the means{bound}; holds in {self.wins} of {self.runs} run"
+        return (f"{self.mean_ratio:.2f}× on the means{bound}; holds in {self.wins} of {self.runs} run"
                 f"{'s' if self.runs > 1 else ''} ({per}){against}")
 
     def part(self, label: str | None = None) -> "Part":

@@ -221,10 +221,10 @@ def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int
         compared += 1
         if ratio < 1 - MOE_TIE_BAND:
             wins += 1
-            how = f"wins, {1 / ratio:.2f}x lower MSE"
+            how = f"wins, {1 / ratio:.2f}× lower MSE"
         elif ratio > 1 + MOE_TIE_BAND:
             losses += 1
-            how = f"loses, {ratio:.2f}x higher MSE"
+            how = f"loses, {ratio:.2f}× higher MSE"
         else:
             how = f"a tie (within {100 * MOE_TIE_BAND:.0f}%)"
         lines.append(f"    n = {r['n']}: MoE / {_MOE_ACT[best]} (the better dense) = {ratio:.2f}: {how}")

@@ -40,7 +40,7 @@ __all__ = ["CLAIM", "ORACLE_CLAIM", "PAPER_KS", "EXTRA_K", "main_Ks", "oracle_co
 #: the paper's Section 3.3 finding, in one line
 CLAIM = "MLP-gated local RFM beats global RFM at every K"
 #: its second part, "approaches the cluster-aware oracle", as the rows read it
-ORACLE_CLAIM = f"MLP-gated local RFM approaches the cluster-aware oracle (within {ORACLE_FACTOR:g}x of the RFM oracle at every K)"
+ORACLE_CLAIM = f"MLP-gated local RFM approaches the cluster-aware oracle (within {ORACLE_FACTOR:g}× of the RFM oracle at every K)"
 #: the paper's grid of K for Figure 4
 PAPER_KS = (2, 5, 10, 50)
 #: the K of the paper's grid that only the larger profiles have: judged in a row of its own
@@ -81,7 +81,7 @@ def claims(records: Mapping, Ks, n: int, page: str, profile: str, width: int, ba
     def label(c: Comparison, both: bool) -> str:
         return f"K = {c.K}" + ((", vs the oracle" if c.b == ORACLE_RFM else ", vs global RFM") if both else "")
 
-    extra = (f"Figure 4 at K = {EXTRA_K}: the gated local RFM beats global RFM and is within {ORACLE_FACTOR:g}x of the RFM oracle",
+    extra = (f"Figure 4 at K = {EXTRA_K}: the gated local RFM beats global RFM and is within {ORACLE_FACTOR:g}× of the RFM oracle",
              gates_comparisons(records, [EXTRA_K], n, rule) + oracle_comparisons(records, [EXTRA_K], n, rule), True)
     out = []
     for claim, parts, both in ((CLAIM, gates_comparisons(records, Ks, n, rule), False),

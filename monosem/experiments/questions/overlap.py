@@ -200,10 +200,10 @@ def overlap_findings(rows: list[dict[str, Any]]) -> str:
         train = [r[f"{a}_train_mse"] for a in ("relu", "reglu") if r.get(f"{a}_train_mse") is not None]
         if train and r.get("bayes_risk") is not None and max(train) < r["bayes_risk"] / 10:
             lines.append(f"gamma {r['gamma']:g}: the networks end at training MSE {max(train):.2g} or less,")
-            lines.append(f"  {r['bayes_risk'] / max(train):.0f}x below the Bayes risk {r['bayes_risk']:.2g}: they fit the noise")
+            lines.append(f"  {r['bayes_risk'] / max(train):.0f}× below the Bayes risk {r['bayes_risk']:.2g}: they fit the noise")
     floor = rows[-1].get("bayes_risk")
     if floor is not None:
-        lines.append(f"Bayes risk at the smallest gamma: {floor:.3g}, {floor / LABEL_NOISE_VARIANCE:.0f}x the noise floor "
+        lines.append(f"Bayes risk at the smallest gamma: {floor:.3g}, {floor / LABEL_NOISE_VARIANCE:.0f}× the noise floor "
                      f"{LABEL_NOISE_VARIANCE:.0e}")
     return "\n".join(lines)
 

@@ -90,7 +90,7 @@ def zipf_scale(records: dict[Job, dict], rows: list[dict[str, Any]]) -> str:
     mlps = [base[f"{m}_mean"] for m in (MLP_RELU, MLP_REGLU) if base.get(f"{m}_mean") is not None]
     if not mlps or base.get(f"{ORACLE_RFM}_mean") is None:
         return scale
-    return f"{scale}: at s = 0 the best MLP's test MSE is {fmt(min(mlps) / base[f'{ORACLE_RFM}_mean'], '.2g')}x the RFM oracle's"
+    return f"{scale}: at s = 0 the best MLP's test MSE is {fmt(min(mlps) / base[f'{ORACLE_RFM}_mean'], '.2g')}× the RFM oracle's"
 
 
 def zipf_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -148,13 +148,13 @@ def _per_cluster_text(r: dict[str, Any], keeps: bool, per: dict[int, float], los
     one cluster that carries it (the oracle's MSE and loss there, the best MLP's loss)."""
     gains = sum(v <= 1 for v in per.values())
     text = (f"on the {len(per)} rarest clusters (it gains ground on {gains} of them; its loss is a median "
-            f"{fmt(float(np.median(list(per.values()))), '.2f')}x the oracle's)")
+            f"{fmt(float(np.median(list(per.values()))), '.2f')}× the oracle's)")
     gmean_keeps = loss[best][0] <= loss[ORACLE_RFM][0]
     if gmean_keeps != keeps:
         c = min(per, key=per.get) if gmean_keeps else max(per, key=per.get)
-        text += (f"; the geometric mean ({fmt(loss[best][0] / loss[ORACLE_RFM][0], '.2f')}x) says otherwise only "
+        text += (f"; the geometric mean ({fmt(loss[best][0] / loss[ORACLE_RFM][0], '.2f')}×) says otherwise only "
                  f"because of cluster {c}, where the oracle's MSE is {fmt(r[ORACLE_RFM][c], '.2g')} and the best MLP's "
-                 f"loss is {fmt(per[c], '.2g')}x the oracle's")
+                 f"loss is {fmt(per[c], '.2g')}× the oracle's")
     return text
 
 
@@ -228,7 +228,7 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
         lines.append("  its loss / the oracle's per cluster: " + ", ".join(f"c{c} {fmt(v, '.2f')}" for c, v in per.items()))
         lines.append(f"  median {fmt(float(np.median(list(per.values()))), '.2f')}; ratio of the geometric means "
                      f"{fmt(loss[best][0] / loss[ORACLE_RFM][0], '.2f')}")
-        lines.append(f"  at s it is {fmt(vs_oracle, '.2f')}x the oracle on them (geometric mean)")
+        lines.append(f"  at s it is {fmt(vs_oracle, '.2f')}× the oracle on them (geometric mean)")
         for act in ("relu", "reglu"):
             neur, spec = r[f"{act}_neurons"], r[f"{act}_specialized"]
             if neur and sum(neur):

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ...profiles import Profile
+from ...tables import span
 from ...train import cosine_lr
 from ..estimate import remaining_seconds
 from ..recorded import load_recorded_cells
@@ -69,10 +70,10 @@ class Findings:
     def table(self) -> pd.DataFrame:
         """One row per finding: its claim, verdict and the numbers behind it."""
         claims = {"1a": f"at K = {self.K_big} the best MLP beats global RFM",
-                  "1b": f"at K = {self.K_big} the best MLP is within {ORACLE_FACTOR:g}x of the better oracle",
+                  "1b": f"at K = {self.K_big} the best MLP is within {ORACLE_FACTOR:g}× of the better oracle",
                   "2": "ReGLU beats ReLU at every K >= 10",
                   "2'": "SwiGLU beats GELU at every K >= 10",
-                  "gelu~relu": f"GELU / ReLU within {EQUIVALENCE_MARGIN:g}x either way at every K",
+                  "gelu~relu": f"GELU / ReLU within {EQUIVALENCE_MARGIN:g}× either way at every K",
                   "swiglu": f"SwiGLU below ReLU, GELU and ReGLU at K = {', '.join(map(str, SWIGLU_KS))}"}
         rows = [{"finding": k, "claim": claims[k], "verdict": self.status(k),
                  "evidence": "; ".join((f"{_part_label(c)}: " if len(v) > 1 else "") + c.evidence for c in v) or "not run"}
@@ -82,10 +83,10 @@ class Findings:
 
 #: the paper's Section 3.2 findings, in one line each
 CLAIMS = {"1a": "MLPs beat global RFM when clusters are many (at the largest K)",
-          "1b": f"MLPs come close to the per-cluster oracles (within {ORACLE_FACTOR:g}x at the largest K)",
+          "1b": f"MLPs come close to the per-cluster oracles (within {ORACLE_FACTOR:g}× at the largest K)",
           "2": "ReGLU improves on ReLU when clusters are many (every K >= 10)",
           "2'": "SwiGLU improves on GELU likewise (Figure 6)",
-          "gelu~relu": f"GELU behaves similarly to ReLU (Figure 6; similar: test MSE within {EQUIVALENCE_MARGIN:g}x either way "
+          "gelu~relu": f"GELU behaves similarly to ReLU (Figure 6; similar: test MSE within {EQUIVALENCE_MARGIN:g}× either way "
                        "at every K)",
           "swiglu": "SwiGLU gives the lowest MLP errors for K = 10 and 50 with sufficient samples (Figure 6; at the largest n)"}
 
@@ -215,7 +216,7 @@ def stopping_note(rows: list[dict[str, Any]]) -> str:
     if big:
         ratios = [r["train_mse"] / r["target"] for r in big]
         text += (f"\nK >= 10: {sum(r['reason'] == 'cap' for r in big)} of {len(big)} at the cap, "
-                 f"training MSE {min(ratios):.1f}-{max(ratios):.1f}x the target")
+                 f"training MSE {span(ratios, '.1f', '×')} the target")
     return text
 
 
