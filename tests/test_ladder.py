@@ -142,6 +142,24 @@ def test_the_robust_gap_shows_a_mean_that_rests_on_one_failing_oracle_cluster():
     assert r["ratio of means without it"] == pytest.approx(20.0)
 
 
+def test_the_robust_reading_names_the_rungs_a_failing_oracle_cluster_flatters():
+    """Two rungs: on the first one oracle cluster carries 80 % of the oracle's error and the ratio
+    of means is a fifth of the median cluster's; the second is clean and has the lowest median."""
+    sizes = ladder.ladder_sizes("long")
+    (a, b) = sizes.rungs[2], sizes.rungs[5]
+    row = {"K": 50, "network": "reglu", "runs": 1, "oracle's worst cluster": "17 (he2, run 0)"}
+    robust = pd.DataFrame([row | {"width": a.width, "batch": a.batch, "n": a.n, "median per-cluster ratio": 15.0,
+                                  "ratio of means": 3.0, "its share of the oracle's error": 0.8},
+                           row | {"width": b.width, "batch": b.batch, "n": b.n, "median per-cluster ratio": 6.0,
+                                  "ratio of means": 7.0, "its share of the oracle's error": 0.03}])
+    text = ladder.robust_reading(robust, sizes).replace("\u202f", " ")
+    assert f"{a.label.replace(chr(0x202f), ' ')}: 15\u00d7 against 3\u00d7 (1 run)" in text
+    assert "On 1 of these 2 rungs one cluster carries most of the oracle's squared error (80 %; cluster 17 (he2, run 0))" in text
+    assert "the ratio of means there is 5\u00d7 below" in text
+    assert text.endswith(f"The lowest median: 6\u00d7 at {b.label.replace(chr(0x202f), ' ')} (1 run).")
+    assert ladder.robust_reading(robust[robust["network"] == "relu"], sizes) == "not recorded yet"
+
+
 @pytest.mark.slow
 def test_the_page_numbers_come_from_the_records(smoke_ladder):
     records, gaps = smoke_ladder
@@ -151,10 +169,11 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert numbers["ld_paper_verdict"].split(":")[0] in ("indicated (1 run)", "not settled")
     assert "1 run" in numbers["ld_paper_scale"] and "not recorded" not in numbers["ld_steps"]
     assert "of the excess" in numbers["ld_gap"] and "median cluster" in numbers["ld_gap_robust"]
+    assert numbers["ld_gap_ladder"].startswith("Cluster by cluster, rung by rung")
     assert "stop at A.2's cap" in numbers["ld_paper_cap"]
     empty = ladder.ladder_numbers({}, {}, "smoke")
     assert empty["ld_recorded"] == f"0 of {total}" and empty["ld_paper_verdict"].startswith("not computed")
-    assert empty["ld_gap"] == empty["ld_gap_robust"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
+    assert empty["ld_gap"] == empty["ld_gap_robust"] == empty["ld_gap_ladder"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
 def test_a_rung_with_one_of_its_networks_recorded_says_which_is_missing(smoke_ladder):

@@ -269,7 +269,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                 # verdict) leads, so that a narrow page shows it before the table scrolls
                 rows.append({"K": K, "rung": i, "knob": rung.knob, "network": method.removeprefix("mlp-"), "width": rung.width,
                              "batch": rung.batch, "n": rung.n, "runs": verdict.runs, "MLP / oracle": verdict.mean_ratio,
-                             f"within {ORACLE_FACTOR:g}x": f"{verdict.wins} of {verdict.runs}",
+                             f"within {ORACLE_FACTOR:g}×": f"{verdict.wins} of {verdict.runs}",
                              **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
                              "updates": int(np.median([m["stop_step"] for m in ms])),
                              "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
@@ -321,7 +321,7 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
             ax.set_title(f"K = {K}")
             ax.set_ylabel("MLP / better oracle")
             ax.set_xlabel("rung: width \u00d7 batch, training size n", fontsize=8)
-        handles = [plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}x (finding 1b)"),
+        handles = [plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}× (finding 1b)"),
                    plt.Line2D([], [], color="0.3", ls="none", marker="o", label="a run"),
                    plt.Line2D([], [], color="0.3", ls="none", marker="o", markerfacecolor="none", label="a run at the update cap")]
         lines = {}
@@ -506,6 +506,44 @@ def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: a cluster that carries more than this share of the oracle's squared error carries most of it
+ONE_CLUSTER_SHARE = 0.5
+
+
+def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reglu") -> str:
+    """The ladder read cluster by cluster (:func:`gap_robust` at one K): ``network``'s median
+    per-cluster MLP / oracle on every rung where it is scored, beside its ratio of means; the
+    rungs where one cluster carries most of the oracle's squared error, and how far below the
+    median's ratio that puts the ratio of means there; and the lowest median."""
+    mine = robust[robust["network"] == network] if not robust.empty else robust
+    rows = []
+    for rung in sizes.rungs:
+        hit = mine[(mine["width"] == rung.width) & (mine["batch"] == rung.batch) & (mine["n"] == rung.n)] if not mine.empty else mine
+        if not hit.empty:
+            rows.append((rung, hit.iloc[0]))
+    if not rows:
+        return "not recorded yet"
+
+    def runs(r: pd.Series) -> str:
+        return f"{int(r['runs'])} run{'s' if r['runs'] != 1 else ''}"
+
+    name = _NAMES.get(network, network)
+    text = (f"Cluster by cluster, rung by rung, {name}'s median cluster against its ratio of means: "
+            + "; ".join(f"{rung.label}: {r['median per-cluster ratio']:.3g}\u00d7 against {r['ratio of means']:.3g}\u00d7 "
+                        f"({runs(r)})" for rung, r in rows) + ".")
+    one = [(rung, r) for rung, r in rows if r["its share of the oracle's error"] > ONE_CLUSTER_SHARE]
+    if one:
+        clusters = sorted({r["oracle's worst cluster"] for _, r in one})
+        shares = span([100 * r["its share of the oracle's error"] for _, r in one], ".0f", " %")
+        below = span([r["median per-cluster ratio"] / r["ratio of means"] for _, r in one], ".2g", "\u00d7")
+        text += (f" On {len(one)} of these {len(rows)} rungs one cluster carries most of the oracle's squared error "
+                 f"({shares}; cluster {', '.join(clusters)}), and the ratio of means there is {below} below the median "
+                 "cluster's ratio: it measures the oracle's failure on that cluster as much as the MLP.")
+    rung, best = min(rows, key=lambda x: x[1]["median per-cluster ratio"])
+    text += f" The lowest median: {best['median per-cluster ratio']:.3g}\u00d7 at {rung.label} ({runs(best)})."
+    return text
+
+
 def _scale(rung: Rung, runs: int) -> str:
     return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {runs} run{'s' if runs != 1 else ''}"
 
@@ -571,7 +609,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     at_K = gap_frame({j: r for j, r in gaps.items() if j.K == K})
     by_link = gap_by_link(at_K)
     if by_link.empty:
-        out["ld_gap"] = out["ld_gap_robust"] = "not recorded yet"
+        out["ld_gap"] = out["ld_gap_robust"] = out["ld_gap_ladder"] = "not recorded yet"
     else:
         # the highest rung with gap cells, its ReGLU network (the better MLP) where it has one
         mine = by_link[by_link["network"] == "reglu"] if (by_link["network"] == "reglu").any() else by_link
@@ -594,6 +632,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
             f"The oracle's worst cluster, {worst}, "
             f"carries {share:.0%} of its squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); "
             f"without it the ratio of means is {r['ratio of means without it']:.1f}\u00d7")
+        out["ld_gap_ladder"] = robust_reading(robust, sizes)
     return out
 
 
