@@ -285,3 +285,20 @@ def test_the_paper_cap_sentence_counts_every_n_of_the_paper_network_in_the_recor
         counts = " and ".join(f"{int(r['stopped: cap'])} of {int(r['runs'])} {r['network']}" for _, r in at_n.iterrows())
         assert f"at n = {thousands(int(n))}, {counts}" in text
     assert ("the paper's cap binds" in text) == bool(rows["stopped: cap"].sum())
+
+
+def test_the_ladder_figure_draws_a_band_exactly_where_a_rung_has_the_rules_runs():
+    """A band (the runs' range) for every network and rung with at least MIN_RUNS recorded runs,
+    none where a rung has fewer: one run cannot show a spread."""
+    from matplotlib.collections import PolyCollection
+
+    from monosem.experiments.recorded import load_recorded_cells
+    from monosem.experiments.verdicts import MIN_RUNS
+
+    records = load_recorded_cells(sweep("ladder", "long"), "long")
+    frame = ladder.ladder_frame(records, "long")
+    fig = ladder.plot_ladder(records, "long")
+    for ax, K in zip(fig.axes, ladder.ladder_sizes("long").Ks):
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        expected = frame[(frame["K"] == K) & (frame["runs"] >= MIN_RUNS)] if not frame.empty else frame
+        assert len(bands) == len(expected)

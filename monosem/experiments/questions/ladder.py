@@ -49,7 +49,7 @@ from ..methods import dataset, per_cluster_mse, specialization
 from ..registry import register_method
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from ..estimate import core_seconds
-from ..verdicts import Claim, Comparison, best_of, compare, scored_iteration, verdict_label
+from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare, scored_iteration, verdict_label
 from .sample_efficiency import ORACLE_FACTOR, ORACLES
 from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
 from ..families.networks import MLP_REGLU, MLP_RELU
@@ -289,7 +289,8 @@ def under_trained(frame: pd.DataFrame) -> pd.Series:
 def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, title: str = ""):
     """One panel per K: every network's MLP / better-oracle ratio against the rung (points: runs,
     beside the rung; line: the ratio of the means; open points: networks stopped at the update
-    cap, under-trained), with finding 1b's threshold."""
+    cap, under-trained; a band: the runs' range, where a rung has the verdict rule's runs), with
+    finding 1b's threshold."""
     import matplotlib.pyplot as plt
 
     from ... import plots
@@ -309,7 +310,11 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
                 ax.plot(rows["rung"], rows["MLP / oracle"], color=color, lw=1.4, marker="s", ms=5,
                         label=f"{'ReGLU' if net == 'reglu' else 'ReLU'} (ratio of means)")
                 for i, rung in enumerate(sizes.rungs):
-                    for rec, ratio in _per_run_ratios(records, profile, rung, K, f"mlp-{net}"):
+                    runs = _per_run_ratios(records, profile, rung, K, f"mlp-{net}")
+                    if len(runs) >= MIN_RUNS:  # a band (the runs' range) only where the verdict rule has its runs
+                        lo, hi = min(r for _, r in runs), max(r for _, r in runs)
+                        ax.fill_between([i + offsets[net] - 0.08, i + offsets[net] + 0.08], lo, hi, color=color, alpha=0.18, lw=0)
+                    for rec, ratio in runs:
                         capped = rec["metrics"].get("stop_reason") == "cap"
                         ax.plot([i + offsets[net]], [ratio], ls="none", marker="o", ms=4, color=color, alpha=0.7,
                                 markerfacecolor="none" if capped else color)
@@ -323,7 +328,8 @@ def plot_ladder(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
             ax.set_xlabel("rung: width \u00d7 batch, training size n", fontsize=8)
         handles = [plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}× (finding 1b)"),
                    plt.Line2D([], [], color="0.3", ls="none", marker="o", label="a run"),
-                   plt.Line2D([], [], color="0.3", ls="none", marker="o", markerfacecolor="none", label="a run at the update cap")]
+                   plt.Line2D([], [], color="0.3", ls="none", marker="o", markerfacecolor="none", label="a run at the update cap"),
+                   plt.Rectangle((0, 0), 1, 1, color="0.3", alpha=0.18, lw=0, label=f"the runs' range ({MIN_RUNS} runs or more)")]
         lines = {}
         for ax in axes[0]:
             for h, label in zip(*ax.get_legend_handles_labels()):
@@ -673,8 +679,6 @@ def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
     the batch moves (a larger batch changes how many updates reach the target); the lowest ratio
     so far; and, where a rung has fewer runs than the verdict rule needs, that its numbers show a
     direction only."""
-    from ..verdicts import MIN_RUNS
-
     at_K = frame[frame["K"] == K] if not frame.empty else frame
     if at_K.empty:
         return "no ladder network is recorded yet at this K"
