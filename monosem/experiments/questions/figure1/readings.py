@@ -32,7 +32,7 @@ from ....data import figure1_model
 from ....device import get_device
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table, top_aligned
-from ....tables import span
+from ....tables import span, thousands
 from ....train import STEP_REVISION, STEP_REVISIONS
 from ...cache import EARLIER_SECONDS, Job, ResultCache
 from ...recorded import load_recorded_cells
@@ -473,6 +473,7 @@ def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, in
                          "mean distance (points)": scores[name]["mean_pp"]})
     frame = pd.DataFrame(rows).set_index(["reading", "width"]) if rows else pd.DataFrame()
     dist = {key: row["mean distance (points)"] for key, row in frame.iterrows()} if rows else {}
+    paper = get_profile("paper").specialization
     lines = []
     for r in study:
         if not all((r.name, w) in dist and (FIGURE1_READING.name, w) in dist for w in widths):
@@ -483,7 +484,8 @@ def width_check(study: Sequence[Reading] = STUDY_READINGS, widths: tuple[int, in
                     "three gated rates), so this check cannot tell what undoes its gain")
         elif wide >= small / 2:
             what = ("its gain survives the wider network at this training length, so the width alone does not undo it; "
-                    "what else differs at the paper's scale (longer training, batch 2 048, the six-rate ReLU search) "
+                    f"what else differs at the paper's scale (longer training, batch {thousands(paper.batch)}, the "
+                    f"{len(paper.relu_lr_grid)}-rate ReLU search) "
                     "is not separated here")
         else:
             what = "the wider network loses most of its gain, so the width undoes it, at this training length already"
@@ -523,7 +525,7 @@ def ablation_report(rec: dict | None, width: int) -> list[str | pd.DataFrame]:
     return [f"recorded {rec['recorded']}, profile {rec['profile']!r}:\n"
             f"{rec['seconds'] / 60:.0f} min on a {rec['machine'].get('cpu_count')}-core CPU, one thread\n"
             f"width {width}, batch {res['batch']}, seeds {res['seeds']}: "
-            "active % / A ≥ .71 % / A ≥ .90 % (seed means; the paper's at width 2 048)",
+            f"active % / A ≥ .71 % / A ≥ .90 % (seed means; the paper's at width {thousands(PAPER_FIGURE1_WIDTH)})",
             ablation_frame(res), ablation_summary(res), ablation_verdict(res) + "\n"]
 
 

@@ -54,7 +54,7 @@ from ....checks import check_choice
 from ....data import figure1_model
 from ....models import MLP
 from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table
-from ....tables import span
+from ....tables import span, thousands
 from ....train import LR_A1
 from ...cache import Job, ResultCache
 from ...recorded import load_recorded_cells
@@ -473,7 +473,7 @@ def plot_map(selected: pd.DataFrame, paper: dict | None = None):
             ax.set_ylabel("% of active with $A_j \\geq 0.71$")
         handles = [plt.Line2D([], [], marker=markers[f], ls="none", color=c, label=f) for f, c in colors.items()]
         handles += [plt.Line2D([], [], marker="o", ls="none", color="black", label="base (balanced, x0.1)"),
-                    plt.Line2D([], [], marker="*", ms=12, ls="none", color="crimson", mec="black", label="the paper (width 2 048)")]
+                    plt.Line2D([], [], marker="*", ms=12, ls="none", color="crimson", mec="black", label=f"the paper (width {thousands(PAPER_FIGURE1_WIDTH)})")]
         fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     return fig
 
