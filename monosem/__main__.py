@@ -248,30 +248,28 @@ def _has_recorded(load_recorded_cells, sweep, figure: str, profile: str) -> bool
 
 def profiles_table():
     """The profiles as a pandas DataFrame, one row per profile: the main sizes of Figure 1
-    (Section 3.1), Figures 2 and 6 (Section 3.2: cluster counts, training sizes, the MLPs' width
+    (Section 3.1), Figures 2 and 6 (Section 3.2: cluster counts, training sizes, the MLPs' width, batch
     and update cap, runs) and Figure 4 (Section 3.3)."""
     import pandas as pd
 
     from .tables import thousands
 
-    def num(v: int) -> str:  # the book's style: 20 000, and 4096 below ten thousand
-        return thousands(v) if v >= 10_000 else str(v)
-
     def grid(values) -> str:
-        return ", ".join(num(v) for v in values)
+        return ", ".join(thousands(v) for v in values)
 
     rows = {}
     for name in PROFILE_NAMES:
         P = get_profile(name)
         fig1, fig2, fig4 = P.specialization, P.sample_efficiency, P.gates
         rows[name] = {
-            "Fig 1 width": num(fig1.width),
-            "Fig 1 n": num(fig1.n_train),
+            "Fig 1 width": thousands(fig1.width),
+            "Fig 1 n": thousands(fig1.n_train),
             "Fig 1 seeds": len(fig1.seeds),
             "Fig 2/6 K": grid(fig2.Ks),
             "Fig 2/6 n": grid(fig2.ns),
-            "MLP width": num(fig2.width),
-            "max steps": num(fig2.max_steps),
+            "MLP width": thousands(fig2.width),
+            "MLP batch": thousands(fig2.batch),
+            "max steps": thousands(fig2.max_steps),
             "runs": fig2.runs,
             "Fig 4 K": grid(fig4.Ks),
             "Fig 4 n": grid(fig4.ns),

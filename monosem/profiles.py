@@ -385,9 +385,9 @@ _CPU = _PROFILES["cpu"]
 _LONG_GLOBAL_MAX_N = 50_000
 _PROFILES["long"] = Profile(
     name="long",
-    description=("Sections 3.2-3.3 at the paper's two smallest sizes and A.2 protocol, networks of width "
-                 "1 024 (batch 1 024), five runs; hours of CPU, shipped as recorded "
-                 "results. Other sections as 'cpu'"),
+    description=("Sections 3.2-3.3 at the paper's two smallest sizes and A.2 protocol, networks narrower than "
+                 "the paper's with a smaller batch (monosem profiles lists them), five runs; hours of CPU, "
+                 "shipped as recorded results. Other sections as 'cpu'"),
     setting=_CPU.setting,
     feature_learning=_CPU.feature_learning,
     specialization=_CPU.specialization,
@@ -418,8 +418,8 @@ _PROFILES["long"] = Profile(
 _PAPER = _PROFILES["paper"]
 _PROFILES["gpu"] = Profile(
     name="gpu",
-    description=("one Colab T4 session: Sections 1 and 3.1 at the paper's settings, 3.2-3.3 at width 1 024 "
-                 "(batch 1 024) and the A.2 protocol on K = 1, 10, 50 and n = 20 000, 50 000; theory as 'cpu'"),
+    description=("one Colab T4 session: Sections 1 and 3.1 at the paper's settings, 3.2-3.3 with the long "
+                 "profile's networks and the A.2 protocol, one run at the paper's two smallest sizes; theory as 'cpu'"),
     setting=_PAPER.setting,
     feature_learning=_PAPER.feature_learning,
     specialization=_PAPER.specialization,
