@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "thousands", "span", "is_missing", "format_frame", "html",
+__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "thousands", "percent", "span", "is_missing", "format_frame", "html",
            "csv_link", "csv_text", "markdown", "install"]
 
 #: significant digits of a float that is not an integer
@@ -58,6 +58,12 @@ def thousands(n: int) -> str:
     sizes and counts (``50 000``)."""
     return f"{int(n):,}".replace(",", THIN)
 
+
+
+def percent(share: float, digits: int = 0, *, sign: bool = False) -> str:
+    """The fraction ``share`` as a percentage, as prose writes it (``43 %``: a space before the
+    sign); ``sign``: a leading + for a positive change."""
+    return f"{100 * share:{'+' if sign else ''}.{digits}f} %"
 
 
 def number(v: Any, digits: int = DIGITS, *, integer: bool | None = None) -> str:

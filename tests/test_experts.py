@@ -182,7 +182,7 @@ def test_findings_follow_the_numbers():
                                         "at matched FLOPs: the MoE wins 0, loses 2 of 2 (K, n) cells")
     # within the tie band a ratio is neither a win nor a loss (one run: no spread measured)
     tie = experts.moe_findings([_row(moe=0.099, relu_params=0.1, reglu_params=0.2, relu_flops=0.1, reglu_flops=0.2)])
-    assert "a tie (within 5%)" in tie and "wins 0, loses 0 of 1" in tie and "ties at 1 of 1 n" in tie
+    assert "a tie (within 5 %)" in tie and "wins 0, loses 0 of 1" in tie and "ties at 1 of 1 n" in tie
     assert "the MoE wins at every n" in experts.moe_findings([_row(moe=0.01)])
     assert "not every network computed yet" in experts.moe_findings([_row(moe=None)])
     assert "the MoE wins" not in experts.moe_findings([]) and len(experts.moe_frame([_row()])) == 1

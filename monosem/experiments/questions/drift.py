@@ -22,6 +22,7 @@ import torch
 from ...data import DRIFT_ANGLES, ClusteredSingleIndexModel, drifted_model, figure1_model
 from ...device import get_device
 from ...models import MLP, MLPStack
+from ...tables import percent
 from ...profiles import Profile, get_profile
 from ...train import LR_A1, TrainConfig, TrainData, a1_config, mse, train
 from ..cache import Job, ResultCache
@@ -359,8 +360,8 @@ def drift_findings(rows: list[dict[str, Any]]) -> str:
             lines.append(f"  of the {r['spec_phase1']} phase-1 specialists {r['lost']} lost")
             continue
         which, ratio = _drift_verdict(r)
-        lines.append(f"{r['angle']:g} degrees: of the {total} specialized neurons {100 * r['realigned'] / total:.0f}% "
-                     f"re-aligned, {100 * r['recruited'] / total:.0f}% recruited")
+        lines.append(f"{r['angle']:g} degrees: of the {total} specialized neurons {percent(r['realigned'] / total)} "
+                     f"re-aligned, {percent(r['recruited'] / total)} recruited")
         lines.append(f"  -> the new specialists mostly {which}")
         lines.append(f"  of the {r['spec_phase1']} phase-1 specialists {r['realigned']} re-aligned, {r['lost']} lost: "
                      f"{_fate(r)}")

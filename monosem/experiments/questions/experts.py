@@ -17,6 +17,7 @@ from matplotlib.ticker import NullLocator
 from ... import plots
 from ...data import LABEL_NOISE_VARIANCE
 from ...models import forward_flops, matched_dense_width, parameter_count
+from ...tables import percent
 from ...profiles import Profile, get_profile
 from ..cache import Job
 from ..specs import MIXED_LINK_D
@@ -198,7 +199,7 @@ def moe_accounting(profile: str | Profile) -> str:
                     fl = f"4dH+2H = {4 * d + 2}*{H} = {n_fl}"
                 mine, other = (par, fl) if match == "params" else (fl, par)
                 off = (n_par if match == "params" else n_fl) / target - 1
-                lines.append(f"    {_MOE_ACT[act]} H = {H}: {mine} ({off:+.1%})")
+                lines.append(f"    {_MOE_ACT[act]} H = {H}: {mine} ({percent(off, 1, sign=True)})")
                 lines.append(f"      its {'FLOPs' if match == 'params' else 'parameters'}: {other}")
     return "\n".join(lines)
 
@@ -226,7 +227,7 @@ def _moe_verdict(rows: list[dict[str, Any]], match: str) -> tuple[list[str], int
             losses += 1
             how = f"loses, {ratio:.2f}× higher MSE"
         else:
-            how = f"a tie (within {100 * MOE_TIE_BAND:.0f}%)"
+            how = f"a tie (within {percent(MOE_TIE_BAND)})"
         lines.append(f"    n = {r['n']}: MoE / {_MOE_ACT[best]} (the better dense) = {ratio:.2f}: {how}")
     return lines, wins, losses, compared
 
@@ -280,7 +281,7 @@ def moe_findings(rows: list[dict[str, Any]]) -> str:
             span = f"{min(used)}" if min(used) == max(used) else f"{min(used)} to {max(used)}"
             lines.append(f"  experts receiving test points: {span} of {mine[0]['E']}")
     lines += [f"over the grid, {line}" for line in _moe_totals(totals)]
-    lines.append(f"(a tie: MoE / dense within {100 * MOE_TIE_BAND:.0f}% of 1; one run per cell, no spread measured)")
+    lines.append(f"(a tie: MoE / dense within {percent(MOE_TIE_BAND)} of 1; one run per cell, no spread measured)")
     return "\n".join(lines)
 
 

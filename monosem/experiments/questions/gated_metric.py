@@ -29,7 +29,7 @@ the numbers say.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ import torch
 
 from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
-from ...tables import thousands
+from ...tables import percent, thousands
 from ..cache import Job, ResultCache
 from ..families.gated import source_job
 from ..families.networks import load_mlp, train_mlps
@@ -170,8 +170,8 @@ def shown_mse(mse: pd.DataFrame) -> pd.DataFrame:
     return mse[[c for c in mse.columns if c.startswith(SHOWN_COLUMNS[:2]) or c == SHOWN_COLUMNS[2]]]
 
 
-def _per_run(values: pd.Series, fmt: str) -> str:
-    return ", ".join(f"{fmt.format(v)} (run {r})" for r, v in values.items()) or "not recorded"
+def _per_run(values: pd.Series, fmt: str | Callable[[float], str]) -> str:
+    return ", ".join(f"{fmt(v) if callable(fmt) else fmt.format(v)} (run {r})" for r, v in values.items()) or "not recorded"
 
 
 def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping, K: int = 2, n: int = 20_000,
@@ -190,8 +190,8 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
     for key, col, start, fmt in (("g0", "iteration 0", learned, "{:.2g}"), ("g3", "iteration 3", learned, "{:.2g}"),
                                  ("i0", "iteration 0", iso, "{:.2g}"), ("i3", "iteration 3", iso, "{:.2g}"),
                                  ("mis", "misrouted test points", learned, "{:.0f}"),
-                                 ("share0", "iteration 0, misrouted share", learned, "{:.0%}"),
-                                 ("share3", "iteration 3, misrouted share", learned, "{:.0%}"),
+                                 ("share0", "iteration 0, misrouted share", learned, percent),
+                                 ("share3", "iteration 3, misrouted share", learned, percent),
                                  ("right0", "iteration 0, rightly routed", learned, "{:.2g}"),
                                  ("right3", "iteration 3, rightly routed", learned, "{:.2g}")):
         sel = by_start.get(start)

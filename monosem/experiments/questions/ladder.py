@@ -39,7 +39,7 @@ import torch
 
 from ...checks import check_choice, check_int
 from ...profiles import Profile, get_profile
-from ...tables import span, thousands
+from ...tables import percent, span, thousands
 from ...train.step import FASTEST_STEP_REVISION
 from ..cache import Job, ResultCache
 from ..specs import DataSpec, KernelSpec, NetworkSpec
@@ -622,7 +622,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         rung_key = mine[["width", "batch", "n"]].apply(tuple, axis=1)
         last = mine[rung_key == rung_key.max()]
         head = last.iloc[0]
-        parts = [f"{r['link']}: {r['share of the excess']:.0%} of the excess, {r['MLP / oracle']:.1f}\u00d7 the oracle, "
+        parts = [f"{r['link']}: {percent(r['share of the excess'])} of the excess, {r['MLP / oracle']:.1f}\u00d7 the oracle, "
                  f"{r['units per cluster']:g} units per cluster ({r['specialized per cluster']:g} specialized)"
                  for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
         out["ld_gap"] = (f"{head['network']} {thousands(int(head['width']))} \u00d7 {thousands(int(head['batch']))} at n = {thousands(int(head['n']))}, "
@@ -636,7 +636,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
             f"against {r['ratio of means']:.1f}\u00d7 for the ratio of means; the MLP is below the oracle on "
             f"{r['clusters with MLP below oracle']} of {r['clusters']} clusters{'' if r['runs'] == 1 else ' (all runs)'}. "
             f"The oracle's worst cluster, {worst}, "
-            f"carries {share:.0%} of its squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); "
+            f"carries {percent(share)} of its squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); "
             f"without it the ratio of means is {r['ratio of means without it']:.1f}\u00d7")
         out["ld_gap_ladder"] = robust_reading(robust, sizes)
     return out

@@ -16,7 +16,7 @@ import torch
 from matplotlib.ticker import NullFormatter
 
 from ...data import mixed_link_model
-from ...tables import thousands
+from ...tables import percent, thousands
 from ._tables import fmt, frame
 from .overlap import PREMISE_SHARE
 from ..cache import Job
@@ -219,7 +219,7 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
             continue
         rare, loss, best, keeps, vs_oracle, per = cmp
         mass = sum(r["pi"][c] for c in rare)
-        lines.append(f"s = {r['s']:g}: the {RARE_CLUSTERS} rarest clusters hold {100 * mass:.1f}% of the data "
+        lines.append(f"s = {r['s']:g}: the {RARE_CLUSTERS} rarest clusters hold {percent(mass, 1)} of the data "
                      f"({sum(r['n_train'][c] for c in rare)} points)")
         lines.append("  their test MSE at s / at s = 0 (most frequent clusters in brackets):")
         lines.append("  " + ", ".join(f"{_ZIPF_COLUMNS[m]} {fmt(v[0], '.2f')} ({fmt(v[1], '.2f')})" for m, v in loss.items()))
@@ -234,7 +234,7 @@ def zipf_findings(rows: list[dict[str, Any]]) -> str:
             if neur and sum(neur):
                 n_rare = sum(neur[c] for c in rare)
                 lines.append(f"  {act}: {n_rare} of {sum(neur)} active neurons aligned with them "
-                             f"({100 * n_rare / sum(neur):.0f}%); specialized "
+                             f"({percent(n_rare / sum(neur))}); specialized "
                              f"{sum(spec[c] for c in rare) if spec else '-'}/{sum(spec) if spec else '-'}")
     return "\n".join(lines) if lines else "no s > 0 cells yet"
 
