@@ -12,6 +12,9 @@ One format for tables and prose (:func:`number`):
 - :data:`MISSING` (an em dash) for a value that is undefined or was not computed, never ``NaN`` or
   ``<NA>``.
 
+Prose writes a count with :func:`thousands`, a share with :func:`percent` (``43 %``) and a range
+of values with :func:`span` (``2.17–2.48``, one value where both ends print alike).
+
 :func:`html` renders a DataFrame in that format for a notebook (no bare ``0, 1, 2, ...`` index;
 a table longer than :data:`FOLD_ROWS` rows folded under a toggle; a link to download its numbers
 as CSV) and :func:`install` makes it the way IPython displays every DataFrame and Series.
@@ -59,7 +62,6 @@ def thousands(n: int) -> str:
     return f"{int(n):,}".replace(",", THIN)
 
 
-
 def percent(share: float, digits: int = 0, *, sign: bool = False) -> str:
     """The fraction ``share`` as a percentage, as prose writes it (``43 %``: a space before the
     sign); ``sign``: a leading + for a positive change."""
@@ -93,7 +95,7 @@ def number(v: Any, digits: int = DIGITS, *, integer: bool | None = None) -> str:
 def span(values: Iterable[Any], fmt: str | Callable[[Any], str] | None = None, unit: str = "", empty: str = MISSING) -> str:
     """The range of ``values`` as prose quotes it: ``lo–hi`` (an en dash) then ``unit``, or one
     value where both ends print alike; ``empty`` where there is none. ``fmt``: a format
-    specification (``".2f"``, ``".0%"``) or a function of a value; the book's :func:`number` by
+    specification (``".2f"``) or a function of a value; the book's :func:`number` by
     default."""
     present = [v for v in values if not is_missing(v)]
     if not present:
