@@ -530,13 +530,10 @@ def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reg
     if not rows:
         return "not recorded yet"
 
-    def runs(r: pd.Series) -> str:
-        return f"{int(r['runs'])} run{'s' if r['runs'] != 1 else ''}"
-
     name = _NAMES.get(network, network)
     text = (f"Cluster by cluster, rung by rung, {name}'s median cluster against its ratio of means: "
             + "; ".join(f"{rung.label}: {r['median per-cluster ratio']:.3g}\u00d7 against {r['ratio of means']:.3g}\u00d7 "
-                        f"({runs(r)})" for rung, r in rows) + ".")
+                        f"({_runs(r['runs'])})" for rung, r in rows) + ".")
     one = [(rung, r) for rung, r in rows if r["its share of the oracle's error"] > ONE_CLUSTER_SHARE]
     if one:
         clusters = sorted({r["oracle's worst cluster"] for _, r in one})
@@ -546,12 +543,17 @@ def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reg
                  f"({shares}; cluster {', '.join(clusters)}), and the ratio of means there is {below} below the median "
                  "cluster's ratio: it measures the oracle's failure on that cluster as much as the MLP.")
     rung, best = min(rows, key=lambda x: x[1]["median per-cluster ratio"])
-    text += f" The lowest median: {best['median per-cluster ratio']:.3g}\u00d7 at {rung.label} ({runs(best)})."
+    text += f" The lowest median: {best['median per-cluster ratio']:.3g}\u00d7 at {rung.label} ({_runs(best['runs'])})."
     return text
 
 
+def _runs(n: float) -> str:
+    """A count of runs in words ("1 run", "5 runs")."""
+    return f"{int(n)} run{'s' if n != 1 else ''}"
+
+
 def _scale(rung: Rung, runs: int) -> str:
-    return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {runs} run{'s' if runs != 1 else ''}"
+    return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {_runs(runs)}"
 
 
 def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
@@ -575,7 +577,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         rows = frame[(frame["K"] == K) & (frame["rung"] == i) & (frame["network"] == c.a.removeprefix("mlp-"))]
         capped = int(rows["stopped: cap"].sum())
         absent = _absent_networks(records, sizes, rung, K)
-        steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {c.runs} run{'s' if c.runs != 1 else ''}, "
+        steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {_runs(c.runs)}, "
                      f"{capped} at the update cap" + (f"; {absent} not recorded yet" if absent else "") + ")")
     out["ld_steps"] = "; ".join(steps)
     out["ld_control"] = _control_words(frame, sizes)
@@ -654,7 +656,7 @@ def _control_words(frame: pd.DataFrame, sizes: LadderSizes) -> str:
         return "no control: this ladder has one K"
     if foot.empty:
         return "the control (not recorded yet at this profile's network)"
-    ratios = "; ".join(f"{_NAMES[r['network']]} {r['MLP / oracle']:.2f}\u00d7 over {int(r['runs'])} run{'s' if r['runs'] != 1 else ''}"
+    ratios = "; ".join(f"{_NAMES[r['network']]} {r['MLP / oracle']:.2f}\u00d7 over {_runs(r['runs'])}"
                        for _, r in foot.iterrows())
     within = bool((foot["MLP / oracle"] <= ORACLE_FACTOR).all())
     return (f"the control, where this profile's networks {'are' if within else 'are not all'} within finding 1b's "
@@ -668,8 +670,7 @@ def _rung_words(rung: Rung) -> str:
 def _ratio_words(row: pd.Series | None) -> str:
     if row is None:
         return "not recorded yet"
-    runs = int(row["runs"])
-    return f"{row['MLP / oracle']:.1f}\u00d7 ({runs} run{'s' if runs != 1 else ''})"
+    return f"{row['MLP / oracle']:.1f}\u00d7 ({_runs(row['runs'])})"
 
 
 def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
