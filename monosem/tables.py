@@ -12,7 +12,8 @@ One format for tables and prose (:func:`number`):
 - :data:`MISSING` (an em dash) for a value that is undefined or was not computed, never ``NaN`` or
   ``<NA>``.
 
-Prose writes a count with :func:`thousands`, a share with :func:`percent` (``43 %``) and a range
+Prose writes a size with :func:`thousands`, a count of things with :func:`count` (``1 run``,
+``5 runs``; :func:`plural` for the word alone), a share with :func:`percent` (``43 %``) and a range
 of values with :func:`span` (``2.17–2.48``, one value where both ends print alike).
 
 :func:`html` renders a DataFrame in that format for a notebook (no bare ``0, 1, 2, ...`` index;
@@ -32,7 +33,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "thousands", "percent", "span", "is_missing", "format_frame", "html",
+__all__ = ["DIGITS", "MISSING", "FOLD_ROWS", "THIN", "number", "thousands", "plural", "count", "percent", "span", "is_missing", "format_frame", "html",
            "csv_link", "csv_text", "markdown", "install"]
 
 #: significant digits of a float that is not an integer
@@ -60,6 +61,17 @@ def thousands(n: int) -> str:
     """The integer ``n`` with its thousands grouped by :data:`THIN`, as tables and prose write
     sizes and counts (``50 000``)."""
     return f"{int(n):,}".replace(",", THIN)
+
+
+def plural(unit: str, n: float) -> str:
+    """``unit`` as it reads after the number ``n``: singular for exactly one (``run``), else with an
+    s (``runs``; also ``0 runs``)."""
+    return unit if n == 1 else f"{unit}s"
+
+
+def count(n: float, unit: str) -> str:
+    """``n`` things in words (``1 run``, ``5 runs``, ``10 000 cells``)."""
+    return f"{thousands(n)} {plural(unit, n)}"
 
 
 def percent(share: float, digits: int = 0, *, sign: bool = False) -> str:

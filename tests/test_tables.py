@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from monosem import tables
-from monosem.tables import MISSING, THIN, number, percent, span, thousands
+from monosem.tables import MISSING, THIN, count, number, percent, plural, span, thousands
 
 
 @pytest.mark.parametrize("value, text", [
@@ -30,6 +30,8 @@ def test_a_range_in_prose_is_one_value_where_its_ends_print_alike():
     assert span([20_000, np.nan, 200_000]) == f"20{THIN}000\u2013200{THIN}000"
     assert span([0.5, 12], lambda v: f"{v:.2g}", "\u00d7") == "0.5\u201312\u00d7"
     assert span([]) == MISSING and span([], empty="none") == "none"
+    assert count(1, "run") == "1 run" and count(5.0, "run") == "5 runs" and count(0, "seed") == "0 seeds"
+    assert count(10_000, "cell") == f"10{THIN}000 cells" and plural("run", 1) == "run" and plural("run", 2) == "runs"
     assert percent(0.434) == "43 %" and percent(0.0465, 1, sign=True) == "+4.7 %" and span([78, 79], ".0f", " %") == "78\u201379 %"
 
 

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from .. import plots
 from ..profiles import Profile, get_profile
-from ..tables import span
+from ..tables import plural, span
 from .cache import ResultCache
 from .registry import PLOTS, discover, method_of
 from .results import aggregate
@@ -146,5 +146,5 @@ def _with_runs(label: str, method: str, runs: dict[str, set[int]]) -> str:
     counts = sorted(runs.get(method, ()))
     if not counts:
         return label
-    return f"{label} ({span(counts)} run{'s' if counts[-1] > 1 else ''})"
+    return f"{label} ({span(counts)} {plural('run', counts[-1])})"
 

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..tables import span, thousands
+from ..tables import count, span, thousands
 
 __all__ = ["RFM_RULES", "PAIRED_SHARE", "MIN_RUNS", "EQUIVALENCE_MARGIN", "STATUSES", "SCALE_FIELDS", "judge", "against_note", "verdict_label",
            "rule_text", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine_statuses",
@@ -91,7 +91,7 @@ def against_note(holds_mean: bool | None, held: Iterable[bool], unit: str = "run
 def verdict_label(verdict: str, runs: int, unit: str = "run") -> str:
     """The verdict as a box prints it: an indicated claim names its runs ("indicated (1 run)")."""
     if verdict == "indicated":
-        return f"indicated ({runs} {unit}{'s' if runs != 1 else ''})"
+        return f"indicated ({count(runs, unit)})"
     return verdict
 
 
@@ -203,8 +203,8 @@ class Comparison:
         per = ", ".join(f"{r:.2f}" for _, r in self.ratios)
         bound = f" (within {span([self.lower, self.threshold], '.3g', '×')})" if self.lower > 0 else ""
         against = against_note(self.holds_mean, [self.holds(r) for _, r in self.ratios])
-        return (f"{self.mean_ratio:.2f}× on the means{bound}; holds in {self.wins} of {self.runs} run"
-                f"{'s' if self.runs > 1 else ''} ({per}){against}")
+        return (f"{self.mean_ratio:.2f}× on the means{bound}; holds in {self.wins} of "
+                f"{count(self.runs, 'run')} ({per}){against}")
 
     def part(self, label: str | None = None) -> "Part":
         """This comparison as a :class:`Part` of a claim: the ratio of means, the ratio per run and
@@ -344,7 +344,7 @@ class Claim:
             words += [f"batch {thousands(self.batch)}" if isinstance(self.batch, int) else str(self.batch)]
         words += [f"n = {thousands(self.n)}" if isinstance(self.n, int) else str(self.n)]
         exact = bool(self.parts) and all(p.exact for p in self.parts)
-        words += [f"{self.runs} {self.unit}{'s' if self.runs != 1 else ''}" if self.runs else "exact" if exact else "no run"]
+        words += [count(self.runs, self.unit) if self.runs else "exact" if exact else "no run"]
         return ", ".join(words + ([self.detail] if self.detail else []))
 
     def recomputed(self) -> str:

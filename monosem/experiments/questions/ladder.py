@@ -39,7 +39,7 @@ import torch
 
 from ...checks import check_choice, check_int
 from ...profiles import Profile, get_profile
-from ...tables import percent, span, thousands
+from ...tables import count, percent, plural, span, thousands
 from ...train.step import FASTEST_STEP_REVISION
 from ..cache import Job, ResultCache
 from ..specs import DataSpec, KernelSpec, NetworkSpec
@@ -533,7 +533,7 @@ def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reg
     name = _NAMES.get(network, network)
     text = (f"Cluster by cluster, rung by rung, {name}'s median cluster against its ratio of means: "
             + "; ".join(f"{rung.label}: {r['median per-cluster ratio']:.3g}\u00d7 against {r['ratio of means']:.3g}\u00d7 "
-                        f"({_runs(r['runs'])})" for rung, r in rows) + ".")
+                        f"({count(r['runs'], 'run')})" for rung, r in rows) + ".")
     one = [(rung, r) for rung, r in rows if r["its share of the oracle's error"] > ONE_CLUSTER_SHARE]
     if one:
         clusters = sorted({r["oracle's worst cluster"] for _, r in one})
@@ -543,17 +543,12 @@ def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reg
                  f"({shares}; cluster {', '.join(clusters)}), and the ratio of means there is {below} below the median "
                  "cluster's ratio: it measures the oracle's failure on that cluster as much as the MLP.")
     rung, best = min(rows, key=lambda x: x[1]["median per-cluster ratio"])
-    text += f" The lowest median: {best['median per-cluster ratio']:.3g}\u00d7 at {rung.label} ({_runs(best['runs'])})."
+    text += f" The lowest median: {best['median per-cluster ratio']:.3g}\u00d7 at {rung.label} ({count(best['runs'], 'run')})."
     return text
 
 
-def _runs(n: float) -> str:
-    """A count of runs in words ("1 run", "5 runs")."""
-    return f"{int(n)} run{'s' if n != 1 else ''}"
-
-
 def _scale(rung: Rung, runs: int) -> str:
-    return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {_runs(runs)}"
+    return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {count(runs, 'run')}"
 
 
 def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
@@ -577,7 +572,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
         rows = frame[(frame["K"] == K) & (frame["rung"] == i) & (frame["network"] == c.a.removeprefix("mlp-"))]
         capped = int(rows["stopped: cap"].sum())
         absent = _absent_networks(records, sizes, rung, K)
-        steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {_runs(c.runs)}, "
+        steps.append(f"{rung.label}: {c.mean_ratio:.1f}\u00d7 ({c.a.removeprefix('mlp-')}, {count(c.runs, 'run')}, "
                      f"{capped} at the update cap" + (f"; {absent} not recorded yet" if absent else "") + ")")
     out["ld_steps"] = "; ".join(steps)
     out["ld_control"] = _control_words(frame, sizes)
@@ -656,7 +651,7 @@ def _control_words(frame: pd.DataFrame, sizes: LadderSizes) -> str:
         return "no control: this ladder has one K"
     if foot.empty:
         return "the control (not recorded yet at this profile's network)"
-    ratios = "; ".join(f"{_NAMES[r['network']]} {r['MLP / oracle']:.2f}\u00d7 over {_runs(r['runs'])}"
+    ratios = "; ".join(f"{_NAMES[r['network']]} {r['MLP / oracle']:.2f}\u00d7 over {count(r['runs'], 'run')}"
                        for _, r in foot.iterrows())
     within = bool((foot["MLP / oracle"] <= ORACLE_FACTOR).all())
     return (f"the control, where this profile's networks {'are' if within else 'are not all'} within finding 1b's "
@@ -670,7 +665,7 @@ def _rung_words(rung: Rung) -> str:
 def _ratio_words(row: pd.Series | None) -> str:
     if row is None:
         return "not recorded yet"
-    return f"{row['MLP / oracle']:.1f}\u00d7 ({_runs(row['runs'])})"
+    return f"{row['MLP / oracle']:.1f}\u00d7 ({count(row['runs'], 'run')})"
 
 
 def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
@@ -756,7 +751,7 @@ def ladder_setup(profile: str | Profile = "long") -> dict[str, str]:
 def _control_runs(sizes: LadderSizes) -> str:
     """The runs above the foot at the control K, in words."""
     runs = sorted({sizes.runs(r, sizes.Ks[-1]) for r in sizes.rungs[1:]})
-    return " or ".join(str(r) for r in runs) + (" run" if runs == [1] else " runs")
+    return " or ".join(str(r) for r in runs) + " " + plural("run", runs[-1])
 
 
 def ladder_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:

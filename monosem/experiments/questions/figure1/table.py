@@ -21,7 +21,7 @@ from ....data import figure1_model
 from ....models import ACTIVATIONS, MLP
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, alignment, dominance, top_aligned
-from ....tables import span, thousands
+from ....tables import count, span, thousands
 from ...estimate import DeviceModel, mlp_update_seconds
 from ...registry import register_cost
 from ...verdicts import Part, against_note
@@ -119,8 +119,8 @@ def figure1_row_status(rows: list[dict], paper_row: tuple[float, float, float]) 
     d71, d90 = a71 - paper_row[1], a90 - paper_row[2]
     n = len(rows)
     within = sum(part.holds(v) for v in part.values)
-    evidence = (f"{a71:.1f} % / {a90:.1f} % ({d71:+.1f} / {d90:+.1f} points); {within} of {n} "
-                f"seed{'s' if n > 1 else ''} within {REPRODUCE_PP:.0f}"
+    evidence = (f"{a71:.1f} % / {a90:.1f} % ({d71:+.1f} / {d90:+.1f} points); {within} of "
+                f"{count(n, 'seed')} within {REPRODUCE_PP:.0f}"
                 + against_note(part.holds(part.mean), [part.holds(v) for v in part.values], "seed"))
     return part.status, evidence
 
