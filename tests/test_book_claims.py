@@ -55,7 +55,7 @@ def test_the_checker_fails_a_reproduces_on_few_runs_and_a_row_without_its_scale(
     monkeypatch.setenv("MONOSEM_CLAIMS", str(tmp_path))
     publish_claims("04_x", [_claim((0.5,))])
     (row,) = _rows(tmp_path)
-    assert any("reproduces on 1 runs" in p for p in claim_problems(row | {"verdict": "reproduces"}))
+    assert any("reproduces on 1 run (needs" in p for p in claim_problems(row | {"verdict": "reproduces"}))
     assert any("but its numbers give 'indicated'" in p for p in claim_problems(row | {"verdict": "reproduces"}))
     assert claim_problems({k: v for k, v in row.items() if k != "width"}) == ["04_x: 'a beats b' (cpu): no width in its scale"]
     assert claim_problems(row | {"batch": None})[0].endswith("no batch in its scale")

@@ -385,14 +385,14 @@ def claim_problems(row: Mapping[str, Any]) -> list[str]:
         problems.append(f"{name}: verdict {claim.verdict!r}, but its numbers give {claim.recomputed()!r}")
     sampled = [len(p.values) for p in claim.parts if not p.exact]
     if claim.runs != min(sampled, default=0):
-        problems.append(f"{name}: says {claim.runs} runs, its parts have {sampled}")
+        problems.append(f"{name}: says {count(claim.runs, 'run')}, its parts have {sampled}")
     if claim.verdict == "reproduces":
         if sampled and min(sampled) < MIN_RUNS:
-            problems.append(f"{name}: reproduces on {min(sampled)} runs (needs {MIN_RUNS})")
+            problems.append(f"{name}: reproduces on {count(min(sampled), 'run')} (needs {MIN_RUNS})")
         for p in claim.parts:
             held = sum(p.holds(v) for v in p.values)
             if not p.exact and held < math.ceil(PAIRED_SHARE * MIN_RUNS):
-                problems.append(f"{name}: reproduces with {p.label} holding in {held} runs")
+                problems.append(f"{name}: reproduces with {p.label} holding in {count(held, 'run')}")
     return problems
 
 
