@@ -199,7 +199,7 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
 
     text = study_numbers(out)
     assert set(text) == {"dead_text", "value_text", "fingerprint_text", "answer_text"}
-    assert "value x0.1" in text["value_text"] and "3 settings, two seeds each" in text["answer_text"]
+    assert "value x0.1" in text["value_text"] and "3 settings, 2 seeds each" in text["answer_text"]
     fig = plot_map(sel)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
 

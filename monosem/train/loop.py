@@ -64,6 +64,7 @@ __all__ = [
     "A2_MIN_REL_IMPROVEMENT",
     "LR_A1",
     "LR_A1_RELU_GRID",
+    "A1_RELU_BEST_STEP",
     "LR_A2",
     "TrainConfig",
     "TrainData",
@@ -82,6 +83,8 @@ __all__ = [
 #: value of the grid :data:`LR_A1_RELU_GRID`.
 LR_A1 = {"relu": 0.004, "gelu": 0.016, "reglu": 0.0016, "swiglu": 0.0256}
 LR_A1_RELU_GRID = (0.004, 0.008, 0.012, 0.016, 0.024, 0.032)
+#: Appendix A.1: the update of the validation-selected checkpoint of the selected ReLU schedule.
+A1_RELU_BEST_STEP = 37_000
 #: Appendix A.2 initial learning rates (each decays to 1/100: :data:`A2_FINAL_LR_RATIO`).
 LR_A2 = {"relu": 1e-2, "gelu": 3e-2, "reglu": 3e-3, "swiglu": 1e-2}
 #: Appendix A.2: the schedules end at 1/100 of the initial rate (10^-2 -> 10^-4, ...).

@@ -53,20 +53,23 @@ import torch
 from ....checks import check_choice
 from ....data import figure1_model
 from ....models import MLP
+from ....profiles import get_profile
 from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table
-from ....tables import span, thousands
-from ....train import LR_A1
+from ....tables import count, span, thousands
+from ....train import A1_RELU_BEST_STEP, LR_A1
 from ...cache import Job, ResultCache
 from ...recorded import load_recorded_cells
 from ...registry import register_method, register_plot, register_rows
 from ...runner import run_jobs
 from ...sweeps import Figure, register_figure
 from .base import GATED_RATE_FACTORS, READOUT_INITS, Reading, figure1_data, train_figure1
+from .table import REPRODUCE_PP
 
 __all__ = ["STUDY_BASE", "SETTINGS", "STUDY_SEEDS", "setting", "StudyData", "METHOD", "RECORDED_PROFILE", "RECORDED_NAME", "measure",
            "study_job", "study_jobs", "compute_study_cell", "run_study", "study_of_records", "recorded_study", "study_rows", "dead_share",
            "study_frame", "selected_frame", "fingerprints", "paper_distance", "FACTORS", "BRANCHES", "setting_means", "factor_effects",
-           "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers"]
+           "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers", "WITHIN_PP", "WITHIN", "REACH_CELLS",
+           "MOVE_PP", "paper_best_step_share"]
 
 STUDY_SEEDS = (0, 1)
 #: the cells' method and figure
@@ -77,6 +80,15 @@ RECORDED_PROFILE = "cpu"
 #: the named file the study was recorded in before its cells (found through
 #: :data:`monosem.experiments.legacy.NAMED_RECORDS`)
 RECORDED_NAME = "figure1_sensitivity_w512"
+#: a cosine cell (a branch's % A >= .71 or % A >= .90) counts as the paper's within this many
+#: points: Figure 1's tolerance
+WITHIN_PP = REPRODUCE_PP
+#: the ranking's column of how many cosine cells lie within :data:`WITHIN_PP`
+WITHIN = f"cosine cells within {WITHIN_PP:g}"
+#: the cosine cells a setting must bring within :data:`WITHIN_PP` to reach the paper's table
+REACH_CELLS = 10
+#: a hypothesis moves a gap toward the paper only by more than this many points
+MOVE_PP = 5.0
 
 #: The study's base: the book's Figure 1 reading (:data:`~.base.FIGURE1_READING`) at width 512,
 #: batch 256, 6 000 updates of every network, an evaluation every 250, under the study's protocol.
@@ -372,10 +384,10 @@ def paper_distance(selected: pd.DataFrame, paper: dict | None = None) -> pd.Data
             mine = (float(m["active_pct"]), float(m["A071_pct"]), float(m["A090_pct"]))
             theirs = (100 * n_act / PAPER_FIGURE1_WIDTH, a71, a90)
             gaps += [abs(a - b) for a, b in zip(mine, theirs)]
-            within += sum(abs(a - b) <= 10 for a, b in zip(mine[1:], theirs[1:]))
+            within += sum(abs(a - b) <= WITHIN_PP for a, b in zip(mine[1:], theirs[1:]))
             row[f"{branch} active %"], row[f"{branch} A>=.71 %"], row[f"{branch} A>=.90 %"] = mine
         row["distance (points)"] = float(np.mean(gaps)) if gaps else math.nan
-        row["cosine cells within 10"] = within
+        row[WITHIN] = within
         out.append(row)
     return pd.DataFrame(out).set_index("setting")
 
@@ -489,7 +501,7 @@ def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
     (network, seed) pairs the stated rate is the best of the three tried; the ReLU dead share and
     test MSE."""
     sel = selected_frame(result)
-    dist = paper_distance(sel, paper)[["distance (points)", "cosine cells within 10"]]
+    dist = paper_distance(sel, paper)[["distance (points)", WITHIN]]
     fp = fingerprints(result)
     gated = [f"{a}_stated_over_best" for a in ("gelu", "reglu", "swiglu")]
     per = fp.groupby("setting", sort=False).agg(
@@ -499,7 +511,7 @@ def ranking(result: dict, paper: dict | None = None) -> pd.DataFrame:
         lambda g: f"{int((np.isclose(g.to_numpy(), 1.0)).sum())} of {g.size}")
     relu = setting_means(sel).xs("relu", level="branch")[["dead_pct", "test_mse"]].rename(
         columns={"dead_pct": "ReLU dead %", "test_mse": "ReLU test MSE"})
-    return dist.join(per).join(relu).sort_values(["cosine cells within 10", "distance (points)"], ascending=[False, True])
+    return dist.join(per).join(relu).sort_values([WITHIN, "distance (points)"], ascending=[False, True])
 
 
 def dead_neurons(selected: pd.DataFrame, branch: str = "relu") -> pd.DataFrame:
@@ -534,7 +546,7 @@ def gate_value_split(selected: pd.DataFrame, labels: Sequence[str] = FACTORS["va
 _TOWARD = {"closer": "closer to", "farther": "farther from", "no closer": "no closer to"}
 
 
-def _closer(now: float, before: float, target: float, margin: float = 5.0) -> str:
+def _closer(now: float, before: float, target: float, margin: float = MOVE_PP) -> str:
     """"closer", "farther" or "no closer" to ``target``, by more than ``margin`` points."""
     if abs(now - target) < abs(before - target) - margin:
         return "closer"
@@ -587,22 +599,30 @@ def _value_text(sel: pd.DataFrame, paper: dict) -> str:
         f"(A ≥ .71) and {split.loc[smallest, 'gap A ≥ .90']:+.1f} (A ≥ .90), against {split.loc[base, 'gap A ≥ .71']:+.1f} and "
         f"{split.loc[base, 'gap A ≥ .90']:+.1f} at the base and the paper's {split.loc['the paper', 'gap A ≥ .71']:+.1f} and "
         f"{split.loc['the paper', 'gap A ≥ .90']:+.1f}: {_TOWARD[verdicts[0]]} the paper on the first column and {_TOWARD[verdicts[1]]} "
-        f"it on the second (by more than 5 points). The hypothesis is "
+        f"it on the second (by more than {MOVE_PP:g} points). The hypothesis is "
         + ("supported." if verdicts == ["closer", "closer"] else "supported on one column only." if "closer" in verdicts else "not supported."))
 
 
 def _fingerprint_text(result: dict) -> str:
     """The paper's fingerprints: the ReLU rate validation picks and where its checkpoint lies."""
     fp = fingerprints(result)
-    picks = fp.groupby("setting")["relu_rate"].apply(lambda v: bool(np.isclose(v, 0.004).all()))
+    rate = LR_A1["relu"]
+    picks = fp.groupby("setting")["relu_rate"].apply(lambda v: bool(np.isclose(v, rate).all()))
     late = fp.groupby("setting")["relu_best_step_share"].mean()
     matched = [s for s in picks.index if picks[s]]
     return (
-        (f"Validation picks the paper's ReLU rate 0.004 on every seed under {len(matched)} setting(s): "
+        (f"Validation picks the paper's ReLU rate {rate:g} on every seed under {count(len(matched), 'setting')}: "
          + ", ".join(f"“{s}” (best checkpoint at {late[s]:.2f} of the run)" for s in matched) + "."
-         if matched else f"No setting makes validation pick the paper's ReLU rate 0.004 on every seed; the rates picked are "
+         if matched else f"No setting makes validation pick the paper's ReLU rate {rate:g} on every seed; the rates picked are "
          f"{', '.join(f'{x:g}' for x in sorted(set(fp['relu_rate'])))}.")
-        + f" Across settings the selected checkpoint lies at {span(late, '.2f')} of the run (the paper: 0.925).")
+        + f" Across settings the selected checkpoint lies at {span(late, '.2f')} of the run (the paper: {paper_best_step_share():.3g}).")
+
+
+def paper_best_step_share() -> float:
+    """Where Appendix A.1's validation-selected ReLU checkpoint lies, as a share of its run: the
+    selected update (:data:`~monosem.train.A1_RELU_BEST_STEP`) over the paper profile's ReLU update
+    budget."""
+    return A1_RELU_BEST_STEP / get_profile("paper").specialization.max_steps_relu
 
 
 def _answer_text(sel: pd.DataFrame, paper: dict) -> str:
@@ -610,24 +630,27 @@ def _answer_text(sel: pd.DataFrame, paper: dict) -> str:
     each column most."""
     dist = paper_distance(sel, paper)
     best = dist["distance (points)"].idxmin()
-    top = int(dist["cosine cells within 10"].max())
-    most_cells = dist[dist["cosine cells within 10"] == top].sort_values("distance (points)").index.tolist()
-    reach = dist.index[dist["cosine cells within 10"] >= 10].tolist()
+    top = int(dist[WITHIN].max())
+    most_cells = dist[dist[WITHIN] == top].sort_values("distance (points)").index.tolist()
+    reach = dist.index[dist[WITHIN] >= REACH_CELLS].tolist()
     eff = factor_effects(sel, columns=("active_pct", "A071_pct"))
     movers = []
     for col, name in (("active_pct", "active share"), ("A071_pct", "% with A ≥ .71")):
         mean_move = eff.xs(col, level="measure", axis=1).mean(axis=1).sort_values(ascending=False)
-        movers.append(f"the {name} moves most with the {mean_move.index[0]} ({mean_move.iloc[0]:.0f} points on average over the six rows), "
+        movers.append(f"the {name} moves most with the {mean_move.index[0]} ({mean_move.iloc[0]:.0f} points on average over the {len(paper)} rows), "
                       f"then the {mean_move.index[1]} ({mean_move.iloc[1]:.0f})")
     movers_text = "; ".join(movers)
+    width, cells = STUDY_BASE.width, 2 * len(paper)
     return (
-        (f"{len(reach)} setting(s) bring at least 10 of the 12 cosine cells within 10 points of the paper at width 512: "
-         + ", ".join(f"“{s}”" for s in reach) + "." if reach else
-         f"No setting brings 10 of the 12 cosine cells within 10 points of the paper at width 512; the most is {top}, under "
+        (f"{count(len(reach), 'setting')} {'brings' if len(reach) == 1 else 'bring'} at least {REACH_CELLS} of the {cells} cosine cells within {WITHIN_PP:g} points of "
+         f"the paper at width {thousands(width)}: " + ", ".join(f"“{s}”" for s in reach) + "." if reach else
+         f"No setting brings {REACH_CELLS} of the {cells} cosine cells within {WITHIN_PP:g} points of the paper at width "
+         f"{thousands(width)}; the most is {top}, under "
          + ", ".join(f"“{s}” ({dist.loc[s, 'distance (points)']:.1f} points on average)" for s in most_cells) + ".")
         + f" The closest setting overall is “{best}”, {dist.loc[best, 'distance (points)']:.1f} points from the paper's table on average "
-        f"({int(dist.loc[best, 'cosine cells within 10'])} of 12 cosine cells within 10). "
-        + movers_text[:1].upper() + movers_text[1:] + f". {sel['setting'].nunique()} settings, two seeds each.")
+        f"({int(dist.loc[best, WITHIN])} of {cells} cosine cells within {WITHIN_PP:g}). "
+        + movers_text[:1].upper() + movers_text[1:] + f". {count(sel['setting'].nunique(), 'setting')}, "
+        f"{count(len(STUDY_SEEDS), 'seed')} each.")
 
 
 def _plot_cells(profile, records: dict, source: str = "", cache=None):
