@@ -49,7 +49,8 @@ def test_the_diagnosis_numbers_quote_every_recorded_run(long_records):
     assert set(at_50k) == {k.replace("dg_", "dg50_", 1) for k in numbers}
     assert at_50k["dg50_g0"].count("(run ") == at_50k["dg50_oracle"].count("(run ") == len(runs_50k)
     assert at_50k["dg50_i_over_g3"].count("(run ") == len(runs_50k)
-    apart = [int(r) for r in at_50k["dg50_i_apart"].split(", ")] if at_50k["dg50_i_apart"] != "none" else []
+    words = at_50k["dg50_i_apart"]
+    apart = [] if words == "no run" else [int(r) for r in words.split(" ", 1)[1].split(", ")]
     ratios = [(float(v), int(r)) for v, r in re.findall(r"([\d.]+) \(run (\d+)\)", at_50k["dg50_i_over_g3"])]
     assert apart == [r for v, r in ratios if not 0.5 <= v <= 2]
     empty = gm.diagnosis_numbers(mse.iloc[:0], metric.iloc[:0], {}, K=2, n=20_000)

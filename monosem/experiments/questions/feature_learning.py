@@ -31,7 +31,7 @@ from ...progress import progress_bar
 from ...data import mixed_link_model
 from ...kernels import PerClusterOracle, RFMRegressor, effective_rank, normalized_spectrum, subspace_capture, trace_share
 from ..recorded import load_recorded_cells
-from ...tables import thousands
+from ...tables import count, thousands
 from ..results import GAUSSIAN_MEAN_OVER_MEDIAN, mean_over_median
 from ..sweeps import sweep
 from ..verdicts import Claim, Comparison
@@ -150,7 +150,7 @@ def plot_gains(fits: list[Fit], Ks, n_train: int, noise_sd: float = 0.02):
             (line,) = ax1.plot(Ks, centre, marker="o", label=name)
             _band(ax1, Ks, centre, factor, line.get_color())
         ax1.axhline(noise_sd**2, color="grey", ls=":", lw=1, label="noise variance")
-        ax1.set(xscale="log", yscale="log", xlabel="number of clusters $K$", ylabel="test MSE", title=f"{runs} run(s), n = {n_train}")
+        ax1.set(xscale="log", yscale="log", xlabel="number of clusters $K$", ylabel="test MSE", title=f"{count(runs, 'run')}, n = {thousands(n_train)}")
         ax2.plot(Ks, ratio[0], marker="o", color="C1")
         _band(ax2, Ks, ratio[0], ratio[1], "C1")
         ax2.axhline(1.0, color="grey", lw=1)
@@ -233,7 +233,7 @@ def live_numbers(fits: list[Fit], Ks, n_train: int) -> dict[str, Any]:
     return out | {"n_train": thousands(n_train), "k2_text": k2,
                   "tail_laplace": mean_over_median((f.mse[0], f.median_sq[0]) for f in fits),
                   "tail_gaussian": f"{GAUSSIAN_MEAN_OVER_MEDIAN:.2g}",
-                  "flat_factor": f"{1 / flat[-1]:.1f}", "runs": len({f.run for f in fits}),
+                  "flat_factor": f"{1 / flat[-1]:.1f}", "runs": count(len({f.run for f in fits}), "run"),
                   # the metric's measures (means over runs) that the prose reads at each K
                   "rank_lo": f"{metric.loc[lo, 'eff. rank M']:.2g}", "span_lo": f"{metric.loc[lo, 'span captured']:.2f}",
                   "routing_hi": f"{100 * routing_hi:.0f} %", "span_hi": f"{metric.loc[hi, 'span captured']:.2f}",

@@ -37,7 +37,7 @@ import torch
 
 from ...gating import MLPGatedRegressor
 from ...kernels import trace_share
-from ...tables import percent, thousands
+from ...tables import percent, plural, thousands
 from ..cache import Job, ResultCache
 from ..families.gated import source_job
 from ..families.networks import load_mlp, train_mlps
@@ -200,8 +200,8 @@ def diagnosis_numbers(mse: pd.DataFrame, metric: pd.DataFrame, records: Mapping,
     apart = (by_start[iso]["iteration 3"] / by_start[learned]["iteration 3"]).dropna() if by_start \
         else pd.Series(dtype=float)
     out["i_over_g3"] = _per_run(apart, "{:.2f}")
-    out["i_apart"] = (", ".join(str(r) for r, v in apart.items() if v > 2 or v < 0.5) or "none") \
-        if len(apart) else "not recorded"
+    far = [str(r) for r, v in apart.items() if v > 2 or v < 0.5]
+    out["i_apart"] = (f"{plural('run', len(far))} {', '.join(far)}" if far else "no run") if len(apart) else "not recorded"
     runs = set(at.index.get_level_values("run")) if at is not None else set()
     oracle = {j.run: scored(r, "best") for j, r in records.items()
               if j.method == ORACLE_RFM and j.K == K and j.n == n and j.run in runs}

@@ -623,7 +623,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
                  f"{r['units per cluster']:g} units per cluster ({r['specialized per cluster']:g} specialized)"
                  for _, r in last.sort_values("share of the excess", ascending=False).iterrows()]
         out["ld_gap"] = (f"{head['network']} {thousands(int(head['width']))} \u00d7 {thousands(int(head['batch']))} at n = {thousands(int(head['n']))}, "
-                         f"{int(last['runs'].max())} run(s): " + "; ".join(parts))
+                         f"{count(last['runs'].max(), 'run')}: " + "; ".join(parts))
         robust = gap_robust(at_K)
         r = robust[(robust["network"] == head["network"]) & (robust["width"] == head["width"])
                    & (robust["batch"] == head["batch"]) & (robust["n"] == head["n"])].iloc[0]

@@ -32,7 +32,7 @@ from ....data import figure1_model
 from ....device import get_device
 from ....profiles import Profile, SpecializationSizes, get_profile
 from ....specialization import PAPER_FIGURE1, PAPER_FIGURE1_WIDTH, active_set, importance, specialization_table, top_aligned
-from ....tables import span, thousands
+from ....tables import count, span, thousands
 from ....train import STEP_REVISION, STEP_REVISIONS
 from ...cache import EARLIER_SECONDS, Job, ResultCache
 from ...recorded import load_recorded_cells
@@ -536,7 +536,7 @@ def paper_run_report(paper_run: dict | None, live_rows: list[dict], profile: Pro
     if paper_run is None:
         return ["not recorded yet: python -m monosem readings --profile paper --readings balanced --record"]
     res, mach = paper_run["results"], paper_run["machine"]
-    return [f"recorded {paper_run['recorded']}: {paper_run['seconds'] / 3600:.1f} h on {mach.get('torch_threads')} thread(s)\n"
+    return [f"recorded {paper_run['recorded']}: {paper_run['seconds'] / 3600:.1f} h on {count(mach['torch_threads'], 'thread') if mach.get('torch_threads') else 'unrecorded threads'}\n"
             f"of a {mach.get('cpu_count')}-core CPU (accelerator: {mach.get('accelerator') or 'none'}, torch {mach.get('torch')})\n"
             f"live column: this page's profile {profile.name!r}, width {profile.specialization.width}",
             paper_comparison_frame(res, live_rows=live_rows).T, paper_scale_verdict(res)]

@@ -199,7 +199,7 @@ def table_note(profile: Profile) -> str:
         lines.append(f"{profile.name} profile: reduced scale (width {sizes.width}, batch {sizes.batch}, {thousands(sizes.max_steps_relu)} / "
                      f"{thousands(sizes.max_steps_other)} steps);\nthe paper uses width {thousands(paper.width)}, batch "
                      f"{thousands(paper.batch)}, {thousands(paper.max_steps_relu)} / {thousands(paper.max_steps_other)} steps.")
-    lines.append(f"width {sizes.width}, {len(sizes.seeds)} seed(s); mean ± half-range over seeds, in percent")
+    lines.append(f"width {thousands(sizes.width)}, {count(len(sizes.seeds), 'seed')}; mean ± half-range over seeds, in percent")
     return "\n".join(lines)
 
 
@@ -263,7 +263,7 @@ def page_numbers(profile: Profile, live_rows: list[dict], ablation: list[ScaledR
     sizes = profile.specialization
     out = {"reproduce_pp": f"{REPRODUCE_PP:.0f}", "live_profile": profile.name, "live_width": f"{sizes.width}",
            "live_batch": f"{sizes.batch}", "live_steps": f"{sizes.max_steps_relu} (ReLU) / {sizes.max_steps_other}",
-           "live_n_rates": f"{len(sizes.relu_lr_grid)}"}
+           "live_n_rates": count(len(sizes.relu_lr_grid), "ReLU rate")}
     out |= {"live_" + key.replace(" ", "_"): value for key, value in live_numbers(live_rows).items()}
     out |= regime_numbers(ablation)
     out["paper_hours"] = f"{paper_run['seconds'] / 3600:.1f}" if paper_run is not None else "(not recorded)"
