@@ -390,6 +390,7 @@ def _status(args: argparse.Namespace) -> int:
     from .experiments.specs import network_of
     from .experiments.recorded import load_recorded_cells
     from .experiments.sweeps import figure_of
+    from .tables import count
 
     cache, jobs = _figure_cells(args, reads=False)
     if cache.root.exists() and not cache.root.is_dir():
@@ -421,7 +422,7 @@ def _status(args: argparse.Namespace) -> int:
         # a gated cell first trains its source network where the cache holds no weights for it
         retrain = networks_to_retrain(missing, cache)
         if retrain:
-            print(f"{len(retrain)} source network(s) of the missing gated cells to train first (their weights are not in this "
+            print(f"{count(len(retrain), 'source network')} of the missing gated cells to train first (their weights are not in this "
                   "cache: a recorded cell carries a network's metrics, never its weights)")
         work = missing + retrain
         seconds, unknown = remaining_seconds(work, measured)
@@ -433,7 +434,7 @@ def _status(args: argparse.Namespace) -> int:
             networks = ", source networks included" if retrain else ""
             print(f"missing cells: about {seconds / 3600:.1f} core-hours at one thread{networks}, from the same cells' other runs{unmeasured}")
         if covered:
-            print(f"  of those left out, {covered} network(s): at most {capped / 3600:.1f} core-hours, each at its update cap at the "
+            print(f"  of those left out, {count(covered, 'network')}: at most {capped / 3600:.1f} core-hours, each at its update cap at the "
                   "measured speed of the same network at another K, n or run")
     if args.missing:
         for job in missing:

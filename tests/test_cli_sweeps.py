@@ -8,6 +8,7 @@ import pytest
 from monosem.__main__ import main
 from monosem.experiments.cache import ResultCache
 from monosem.experiments.sweeps import sweep
+from monosem.tables import count
 
 
 def test_cli_status_run_and_errors(tmp_path, capsys):
@@ -67,7 +68,7 @@ def test_status_counts_the_source_networks_a_gated_cell_must_train(tmp_path, cap
     cache.save(sources[0], {"test_mse": 1.0}, 60.0, device="cpu")
     assert networks_to_retrain(gated, cache) == sources
     assert main(["status", "fig4", "--profile", "smoke", "--cache", str(tmp_path), "--methods", "gated-laplace", "gated-rfm", "--K", "2", "--runs", "0"]) == 0
-    assert f"{len(sources)} source network(s) of the missing gated cells to train first" in capsys.readouterr().out
+    assert f"{count(len(sources), 'source network')} of the missing gated cells to train first" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", ["status", "export", "plot", "run"])
