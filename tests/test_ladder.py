@@ -138,23 +138,46 @@ def test_the_robust_gap_shows_a_mean_that_rests_on_one_failing_oracle_cluster():
     assert r["ratio of means"] == pytest.approx((10 * 0.02 + 0.01) / (10 * 0.001 + 0.1))
     assert r["median per-cluster ratio"] == pytest.approx(20.0)
     assert r["oracle's worst cluster"] == "10 (he2, run 0)" and r["clusters with MLP below oracle"] == 1
-    assert r["its share of the oracle's error"] == pytest.approx(0.1 / 0.11)
-    assert r["ratio of means without it"] == pytest.approx(20.0)
+    assert r["its share of its run's oracle error"] == pytest.approx(0.1 / 0.11)
+    assert r["runs with one cluster carrying most of the oracle's error"] == 1
+    assert r["ratio of means without each run's worst"] == pytest.approx(20.0)
+
+
+def test_the_robust_gap_judges_each_run_on_its_own_failing_cluster():
+    """Two runs, each with a different cluster where the oracle fails: pooled over the runs
+    neither carries most of the oracle's error, but each carries most of its own run's, so both
+    runs count, and the ratio without each run's worst cluster is the clean clusters' 20x."""
+    rows = []
+    for run, bad in ((0, 3), (1, 7)):
+        rows += [{"K": 10, "network": "reglu", "width": 8, "batch": 8, "n": 100, "run": run, "cluster": c, "link": "sin",
+                  "test count": 10, "MLP": 0.02, "oracle": 0.001, "MLP / oracle": 20.0} for c in range(10) if c != bad]
+        rows.append({"K": 10, "network": "reglu", "width": 8, "batch": 8, "n": 100, "run": run, "cluster": bad, "link": "he2",
+                     "test count": 10, "MLP": 0.01, "oracle": 0.05 + 0.01 * run, "MLP / oracle": 0.01 / (0.05 + 0.01 * run)})
+    frame = pd.DataFrame(rows)
+    r = ladder.gap_robust(frame).iloc[0]
+    pooled = (frame["oracle"] * frame["test count"]).max() / (frame["oracle"] * frame["test count"]).sum()
+    assert pooled < ladder.ONE_CLUSTER_SHARE  # the pooled view would miss both
+    assert r["runs with one cluster carrying most of the oracle's error"] == 2
+    assert r["oracle's worst cluster"] == "7 (he2, run 1)" and r["its share of its run's oracle error"] == pytest.approx(0.6 / 0.69)
+    assert r["ratio of means without each run's worst"] == pytest.approx(20.0)
 
 
 def test_the_robust_reading_names_the_rungs_a_failing_oracle_cluster_flatters():
-    """Two rungs: on the first one oracle cluster carries 80 % of the oracle's error and the ratio
-    of means is a fifth of the median cluster's; the second is clean and has the lowest median."""
+    """Two rungs: on the first one oracle cluster carries 80 % of a run's oracle error and the
+    ratio of means is a fifth of the median cluster's; the second is clean and has the lowest median."""
     sizes = ladder.ladder_sizes("long")
     (a, b) = sizes.rungs[2], sizes.rungs[5]
     row = {"K": 50, "network": "reglu", "runs": 1, "oracle's worst cluster": "17 (he2, run 0)"}
     robust = pd.DataFrame([row | {"width": a.width, "batch": a.batch, "n": a.n, "median per-cluster ratio": 15.0,
-                                  "ratio of means": 3.0, "its share of the oracle's error": 0.8},
+                                  "ratio of means": 3.0, "its share of its run's oracle error": 0.8,
+                                  "runs with one cluster carrying most of the oracle's error": 1},
                            row | {"width": b.width, "batch": b.batch, "n": b.n, "median per-cluster ratio": 6.0,
-                                  "ratio of means": 7.0, "its share of the oracle's error": 0.03}])
+                                  "ratio of means": 7.0, "its share of its run's oracle error": 0.03,
+                                  "runs with one cluster carrying most of the oracle's error": 0}])
     text = ladder.robust_reading(robust, sizes).replace("\u202f", " ")
     assert f"{a.label.replace(chr(0x202f), ' ')}: 15\u00d7 against 3\u00d7 (1 run)" in text
-    assert "On 1 of these 2 rungs one cluster carries most of the oracle's squared error (80 %; cluster 17 (he2, run 0))" in text
+    assert ("On 1 of these 2 rungs one cluster carries most of a run's oracle squared error, in 1 of the rung's runs "
+            "(the largest share per rung 80 %; cluster 17 (he2, run 0))") in text
     assert "the ratio of means there is 5\u00d7 below" in text
     assert text.endswith(f"The lowest median: 6\u00d7 at {b.label.replace(chr(0x202f), ' ')} (1 run).")
     assert ladder.robust_reading(robust[robust["network"] == "relu"], sizes) == "not recorded yet"
