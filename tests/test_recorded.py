@@ -30,6 +30,37 @@ def test_recorded_cells_are_plain_json_with_the_machine(tmp_path):
         recorded_path("../escape")
 
 
+def test_a_recorded_cell_names_the_machine_that_computed_it(tmp_path, monkeypatch):
+    """The machine and commit are written when the cell is computed (a GPU machine's cell
+    recorded later on a CPU keeps its accelerator); a result cached before results named their
+    machine is recorded with the recorder's, marked as described when recorded."""
+    import json as _json
+
+    from monosem.experiments import cache as cache_mod, recorded as rec_mod
+    from monosem.experiments.cache import ResultCache
+    from monosem.experiments.recorded import record_cells
+    from _toy_jobs import toy_job
+
+    cache = ResultCache(tmp_path / "cache")
+    gpu = {"cpu_count": 16, "accelerator": "a GPU", "git_commit": "abc1234", "torch_threads": 16}
+    monkeypatch.setattr(cache_mod, "machine_description", lambda: dict(gpu))
+    job = toy_job()
+    cache.save(job, {"test_mse": 0.5}, 1.0)
+    here = {"cpu_count": 2, "accelerator": None, "git_commit": "def5678", "torch_threads": 1}
+    monkeypatch.setattr(rec_mod, "machine_description", lambda: dict(here))
+    record_cells([job], cache, "smoke", root=tmp_path / "rec")
+    (path,) = (tmp_path / "rec").rglob("*.json")
+    assert _json.loads(path.read_text())["machine"] == gpu
+    # an older cached result, without its machine
+    old = toy_job(run=1)
+    cache.save(old, {"test_mse": 0.5}, 1.0)
+    stored = cache.path(old)
+    stored.write_text(_json.dumps({k: v for k, v in _json.loads(stored.read_text()).items() if k != "machine"}))
+    record_cells([old], cache, "smoke", root=tmp_path / "rec2")
+    (path,) = (tmp_path / "rec2").rglob("*.json")
+    assert _json.loads(path.read_text())["machine"] == here | {"described": "when recorded, not when computed"}
+
+
 def test_a_recorded_cell_is_kept_when_the_cache_holds_another_result(tmp_path):
     """A recomputed cell (another run's timings or last bits) does not overwrite what is
     recorded: the recorded result is kept with a warning naming the cell and what differs, and

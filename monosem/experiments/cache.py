@@ -28,6 +28,7 @@ import math
 import numbers
 import os
 import platform
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from .specs import data_config, spec_config
 from .legacy import legacy_config
 
 __all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "ERROR_METRICS", "Job", "ResultCache", "check_record",
-           "config_without_version", "default_cache_dir", "atomic_write_json", "job_key"]
+           "config_without_version", "default_cache_dir", "atomic_write_json", "job_key", "machine_description"]
 
 #: Bump when a change to the code makes old cached results wrong. 3: the key is the cell's typed
 #: specs serialized whole (:mod:`.specs`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
@@ -191,6 +192,41 @@ def _versions() -> dict[str, str | None]:
             **dict(_distribution_versions()), "python": platform.python_version()}
 
 
+def machine_description() -> dict[str, Any]:
+    """What ran it: CPU cores and the vector instructions PyTorch's CPU kernels use (float32
+    training on another instruction set rounds differently, and a long run's numbers move in the
+    third digit), torch threads, the accelerator if any, versions, the git commit of the code.
+    :meth:`ResultCache.save` writes it into every result, so that a cell names the machine and
+    the commit that computed it wherever it is recorded later."""
+    import torch
+
+    info: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        **_versions(),
+        "accelerator": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+    if os.environ.get("MKL_CBWR"):  # MKL's code path pinned (conditional numerical reproducibility)
+        info["mkl_cbwr"] = os.environ["MKL_CBWR"]
+    info["git_commit"] = _git_commit()
+    return info
+
+
+@functools.cache
+def _git_commit() -> str | None:
+    """The short commit of the checkout the package runs from (``None`` outside a git checkout,
+    e.g. an installed wheel). Asked once per process: a long worker's code does not change under
+    it (it imported its modules when it started)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def _threads() -> int:
     import torch
 
@@ -295,6 +331,7 @@ class ResultCache:
             "metrics": metrics,
             "timing": timing,
             "versions": _versions(),
+            "machine": machine_description(),
         }
         # what the cache holds passes its own check: a computation that gave no usable error is
         # refused here rather than written and then moved aside as damage on every reading

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
-import subprocess
 import warnings
 from collections import Counter
 from importlib import resources
@@ -35,7 +33,7 @@ import pandas as pd
 import torch
 
 from ..atomic import atomic_write_json
-from .cache import Job, ResultCache, _versions, config_without_version, job_key
+from .cache import Job, ResultCache, config_without_version, job_key, machine_description
 from .legacy import cell_of_named_record, legacy_config, named_records
 from .specs import width_of
 
@@ -76,29 +74,6 @@ def load_recorded(name: str) -> dict[str, Any] | None:
         return None
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
-
-
-def machine_description() -> dict[str, Any]:
-    """What ran it: CPU cores and the vector instructions PyTorch's CPU kernels use (float32
-    training on another instruction set rounds differently, and a long run's numbers move in the
-    third digit), torch threads, the accelerator if any, versions, the git commit."""
-    info: dict[str, Any] = {
-        "cpu_count": os.cpu_count(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "torch_threads": torch.get_num_threads(),
-        "platform": platform.platform(),
-        **_versions(),
-        "accelerator": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-    }
-    if os.environ.get("MKL_CBWR"):  # MKL's code path pinned (conditional numerical reproducibility)
-        info["mkl_cbwr"] = os.environ["MKL_CBWR"]
-    try:
-        here = Path(__file__).resolve().parent
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        info["git_commit"] = out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        info["git_commit"] = None
-    return info
 
 
 def same_instruction_set(record: dict[str, Any]) -> bool:
@@ -165,9 +140,11 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             if kept == new or not replace:
                 recorded += 1
                 continue
-        if machine is None:
-            machine = machine_description()
-        atomic_write_json(base / job.method / f"{job_key(record['config'])}.json", _plain(record | {"profile": profile, "machine": machine}))
+        if record.get("machine") is None:  # a result cached before results named their machine
+            if machine is None:
+                machine = machine_description() | {"described": "when recorded, not when computed"}
+            record = record | {"machine": machine}
+        atomic_write_json(base / job.method / f"{job_key(record['config'])}.json", _plain(record | {"profile": profile}))
         recorded += 1
     return recorded, missing
 
