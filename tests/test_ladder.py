@@ -162,6 +162,28 @@ def test_the_robust_gap_judges_each_run_on_its_own_failing_cluster():
     assert r["ratio of means without each run's worst"] == pytest.approx(20.0)
 
 
+def test_oracle_failures_count_each_cluster_once_and_name_their_share():
+    """Two networks scored on the same data (one run): ten sin clusters at the oracle's usual
+    score and one he2 cluster 50x its link's median; the failure is counted once, not per
+    network, and carries its share of the oracle's squared error."""
+    base = {"K": 12, "width": 8, "batch": 8, "n": 100, "run": 0, "test count": 10, "MLP": 0.01, "MLP / oracle": 10.0}
+    rows = []
+    for network in ("reglu", "relu"):
+        rows += [base | {"network": network, "cluster": c, "link": "sin", "oracle": 0.001} for c in range(10)]
+        rows += [base | {"network": network, "cluster": 10 + c, "link": "he2", "oracle": 0.001} for c in range(2)]
+        rows[-1] = rows[-1] | {"oracle": 0.05}
+    f = ladder.oracle_failures(pd.DataFrame(rows)).set_index("link")
+    assert f.loc["he2", "(cluster, run) pairs"] == 2 and f.loc["he2", "oracle fails"] == 0  # median of two: 0.0255, 2x
+    rows = [r | {"oracle": 0.05} if r["cluster"] == 11 else r for r in rows]
+    rows += [base | {"network": n, "cluster": 12, "link": "he2", "oracle": 0.001} for n in ("reglu", "relu")]
+    f = ladder.oracle_failures(pd.DataFrame(rows)).set_index("link")
+    assert f.loc["he2", "(cluster, run) pairs"] == 3 and f.loc["he2", "oracle fails"] == 1 and f.loc["sin", "oracle fails"] == 0
+    assert f.loc["he2", "share of the oracle's error on failed clusters"] == pytest.approx(0.05 / (12 * 0.001 + 0.05))
+    text = ladder.oracle_failure_reading(ladder.oracle_failures(pd.DataFrame(rows))).replace("\u202f", " ")
+    assert "at n = 100 (1 run) on 1 of 3 he2 and 0 of 10 sin clusters, which carry 81 % of its squared error there" in text
+    assert ladder.oracle_failure_reading(pd.DataFrame()) == "not recorded yet"
+
+
 def test_the_robust_reading_names_the_rungs_a_failing_oracle_cluster_flatters():
     """Two rungs: on the first one oracle cluster carries 80 % of a run's oracle error and the
     ratio of means is a fifth of the median cluster's; the second is clean and has the lowest median."""
@@ -196,7 +218,7 @@ def test_the_page_numbers_come_from_the_records(smoke_ladder):
     assert "stop at A.2's cap" in numbers["ld_paper_cap"]
     empty = ladder.ladder_numbers({}, {}, "smoke")
     assert empty["ld_recorded"] == f"0 of {total}" and empty["ld_paper_verdict"].startswith("not computed")
-    assert empty["ld_gap"] == empty["ld_gap_robust"] == empty["ld_gap_ladder"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
+    assert empty["ld_gap"] == empty["ld_gap_robust"] == empty["ld_gap_ladder"] == empty["ld_oracle_fail"] == "not recorded yet" and "not recorded" in empty["ld_paper_cap"]
 
 
 def test_a_rung_with_one_of_its_networks_recorded_says_which_is_missing(smoke_ladder):

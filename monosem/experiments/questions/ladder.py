@@ -57,7 +57,8 @@ from ..families.networks import MLP_REGLU, MLP_RELU
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
            "under_trained", "plot_ladder", "ladder_numbers", "ladder_setup", "ladder_claims",
            "ready_gap_jobs",
-           "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust"]
+           "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust",
+           "ONE_CLUSTER_SHARE", "robust_reading", "ORACLE_FAIL_FACTOR", "oracle_failures", "oracle_failure_reading"]
 
 #: what a rung changes against the rung before it
 KNOBS = ("start", "width", "batch", "n")
@@ -522,6 +523,51 @@ def gap_robust(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: an oracle fails on a cluster where its test MSE there is more than this many times the median
+#: of its link's clusters at the same K and n (their typical score; a working fit is within a few x)
+ORACLE_FAIL_FACTOR = 10.0
+
+
+def oracle_failures(frame: pd.DataFrame, factor: float = ORACLE_FAIL_FACTOR) -> pd.DataFrame:
+    """Where the better oracle fails, per (K, n, link) of :func:`gap_frame`: the (cluster, run)
+    pairs scored (each once, whichever networks were scored on the same data), how many of them
+    the oracle fails on (its test MSE there over ``factor`` times the median of the link's
+    clusters), the link's median and largest oracle MSE, and the share of the oracle's squared
+    error (over every cluster and run at that K and n) that the failed clusters carry."""
+    if frame.empty:
+        return frame
+    u = frame.drop_duplicates(["K", "n", "run", "cluster"])
+    err = u["oracle"] * u["test count"]
+    failed = u["oracle"] > factor * u.groupby(["K", "n", "link"])["oracle"].transform("median")
+    total = err.groupby([u["K"], u["n"]]).sum()
+    out = []
+    for (K, n, link), g in u.assign(err=err, failed=failed).groupby(["K", "n", "link"], sort=True):
+        out.append({"K": K, "n": n, "link": link, "runs": g["run"].nunique(), "(cluster, run) pairs": len(g),
+                    "oracle fails": int(g["failed"].sum()), "median oracle MSE": float(g["oracle"].median()),
+                    "largest oracle MSE": float(g["oracle"].max()),
+                    "share of the oracle's error on failed clusters": float(g.loc[g["failed"], "err"].sum() / total[(K, n)])})
+    return pd.DataFrame(out)
+
+
+def oracle_failure_reading(failures: pd.DataFrame, factor: float = ORACLE_FAIL_FACTOR) -> str:
+    """:func:`oracle_failures` in words: at every n, on how many (cluster, run) pairs of each link
+    the oracle fails and what share of its squared error those carry."""
+    if failures.empty:
+        return "not recorded yet"
+    parts = []
+    for n, g in failures.groupby("n", sort=True):
+        where = f"at n = {thousands(int(n))} ({count(g['runs'].max(), 'run')})"
+        if g["oracle fails"].sum() == 0:
+            parts.append(f"{where} on none of its {int(g['(cluster, run) pairs'].sum())} clusters")
+            continue
+        links = [f"{int(r['oracle fails'])} of {int(r['(cluster, run) pairs'])} {r['link']}" for _, r in g.iterrows()]
+        share = g["share of the oracle's error on failed clusters"].sum()
+        parts.append(f"{where} on {', '.join(links[:-1])} and {links[-1]} clusters, which carry {percent(share)} of "
+                     "its squared error there")
+    return (f"the better oracle fails (its test MSE on a cluster more than {factor:g}\u00d7 the median of that link's "
+            "clusters, counted run by run) " + "; ".join(parts))
+
+
 def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reglu") -> str:
     """The ladder read cluster by cluster (:func:`gap_robust` at one K): ``network``'s median
     per-cluster MLP / oracle on every rung where it is scored, beside its ratio of means; the
@@ -620,7 +666,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     at_K = gap_frame({j: r for j, r in gaps.items() if j.K == K})
     by_link = gap_by_link(at_K)
     if by_link.empty:
-        out["ld_gap"] = out["ld_gap_robust"] = out["ld_gap_ladder"] = "not recorded yet"
+        out["ld_gap"] = out["ld_gap_robust"] = out["ld_gap_ladder"] = out["ld_oracle_fail"] = "not recorded yet"
     else:
         # the highest rung with gap cells, its ReGLU network (the better MLP) where it has one
         mine = by_link[by_link["network"] == "reglu"] if (by_link["network"] == "reglu").any() else by_link
@@ -647,6 +693,7 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
             f"squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); without {each} the ratio of means "
             f"is {without:.1f}\u00d7")
         out["ld_gap_ladder"] = robust_reading(robust, sizes)
+        out["ld_oracle_fail"] = oracle_failure_reading(oracle_failures(at_K))
     return out
 
 
