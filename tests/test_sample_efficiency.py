@@ -117,6 +117,24 @@ def test_the_long_runs_findings_are_judged_per_complete_size_under_both_rules():
     assert "recorded:" in se.recorded_runs_note(records, L)
 
 
+def test_a_finding_the_profile_leaves_out_at_an_n_is_no_row_there():
+    """At the long profile Figure 6's GELU and SwiGLU run at 20 000 only (the profile's cut): at
+    50 000 their findings are no rows (not "not computed"), at 20 000 they are; without the
+    profile's grid every finding is a row."""
+    from monosem.experiments.questions import sample_efficiency as se
+    from monosem.profiles import get_profile
+
+    L = get_profile("long").sample_efficiency
+    records = se.recorded_long(get_profile("long"))
+    at = {n: se.findings(records, L.Ks, n) for n in L.ns}
+    rows = {n: [c.claim for c in se.claims(at[n], "04_x", "long (recorded)", L.width, L.batch, L)] for n in L.ns}
+    figure6 = {se.CLAIMS["gelu~relu"], se.CLAIMS["swiglu"]}
+    assert figure6 <= set(rows[20_000]) and not figure6 & set(rows[50_000])
+    assert se.CLAIMS["1b"] in rows[50_000]
+    unfiltered = se.claims(at[50_000], "04_x", "long (recorded)", L.width, L.batch)
+    assert {c.verdict for c in unfiltered if c.claim in figure6} == {"not computed"}
+
+
 def test_the_rate_at_the_stop_reads_the_cosine_schedule():
     from monosem.experiments.questions.sample_efficiency import rate_at_stop, recorded_long
     from monosem.profiles import get_profile

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ...profiles import Profile
+from ...profiles import Profile, SampleEfficiencySizes
 from ...tables import span
 from ...train import cosine_lr
 from ..estimate import remaining_seconds
@@ -96,12 +96,21 @@ def _part_label(c: Comparison) -> str:
     return f"K = {c.K}" if c.claim != "swiglu" else f"K = {c.K}, vs {c.b.removeprefix('mlp-')}"
 
 
-def claims(found: "Findings", page: str, profile: str, width: int, batch: int) -> list[Claim]:
+#: the networks each finding compares, where a profile's budget cut may leave them out at some n
+_FINDING_METHODS = {"2'": (MLP_SWIGLU, MLP_GELU), "gelu~relu": (MLP_GELU, MLP_RELU), "swiglu": (MLP_SWIGLU,)}
+
+
+def claims(found: "Findings", page: str, profile: str, width: int, batch: int,
+           sizes: SampleEfficiencySizes | None = None) -> list[Claim]:
     """The findings as the rows of a verdict box and of the status page, at the scale ``profile``,
     ``width``, ``batch`` (the networks') and the findings' training size. A finding none of whose
-    methods ran at this profile is a row "not computed"."""
+    methods ran is a row "not computed", unless ``sizes`` (the profile's grid) leaves one of its
+    networks out at this n by its budget's cut: the profile judges that finding at the sizes it
+    declares, and declares none here."""
     out = []
     for k, v in found.parts.items():
+        if not v and sizes is not None and not all(sizes.includes(m, found.n) for m in _FINDING_METHODS.get(k, ())):
+            continue
         parts = [c.part(_part_label(c)) for c in v]
         evidence = "; ".join((f"{_part_label(c)}: " if len(v) > 1 else f"{_part_label(c)}, ") + c.evidence for c in v) or "no run"
         out.append(Claim.judged(page, CLAIMS[k], parts or [_NOT_RUN], evidence, profile=profile, width=width, batch=batch,
