@@ -9,7 +9,8 @@ import pytest
 from _toy_jobs import cell
 from monosem.experiments.questions.sample_efficiency import findings
 from monosem.experiments.verdicts import (EQUIVALENCE_MARGIN, MIN_RUNS, PAIRED_SHARE, STATUSES, Part, combine, combine_statuses,
-                                          compare, judge, per_run, scored, verdict_label)
+                                          best_of, compare, judge, per_run, scored,
+                                          verdict_label)
 
 
 def _rec(mse, by_iteration=None):
@@ -59,6 +60,17 @@ def test_the_paired_test_uses_only_runs_both_methods_ran_and_says_one_run():
     assert "1 of 1 run " in c.evidence + " "
     assert compare(_records(table), "x", "a", "c", 2, 100).status == "not computed"
     assert per_run(_records(table), "a", 2, 100) == {0: 0.5, 1: 0.1}
+
+
+def test_the_best_method_is_chosen_on_the_runs_both_ran():
+    # a: runs 0, 1 (mean 1.2 over its own runs); b: run 0 only (1.0). On run 0, the one both
+    # ran, a (0.9) beats b
+    table = {("a", 2, 100, 0): _rec(0.9), ("a", 2, 100, 1): _rec(1.5), ("b", 2, 100, 0): _rec(1.0)}
+    assert best_of(_records(table), ["a", "b"], 2, 100) == "a"
+    # no shared run: each mean over its own runs
+    table = {("a", 2, 100, 1): _rec(1.5), ("b", 2, 100, 0): _rec(1.0)}
+    assert best_of(_records(table), ["a", "b"], 2, 100) == "b"
+    assert best_of(_records(table), ["c"], 2, 100) is None
 
 
 def test_a_claim_at_every_K_combines_its_parts():

@@ -144,9 +144,17 @@ def complete_sizes(records: Mapping, methods: Iterable[str], Ks: Iterable[int], 
 
 
 def best_of(records: Mapping, methods: Iterable[str], K: int, n: int, rule: str = "best") -> str | None:
-    """Of ``methods``, the one with the lowest mean score at ``(K, n)`` (``None`` if none ran)."""
-    means = {m: float(np.mean(list(v.values()))) for m in methods if (v := per_run(records, m, K, n, rule))}
-    return min(means, key=means.get) if means else None
+    """Of ``methods``, the one with the lowest mean score at ``(K, n)`` (``None`` if none ran).
+
+    Like with like: the means are taken over the runs every method that ran shares (a method
+    with five runs is not ranked against another's single run by a mean over other data); only
+    where they share no run does each mean cover its own runs."""
+    scores = {m: v for m in methods if (v := per_run(records, m, K, n, rule))}
+    if not scores:
+        return None
+    shared = set.intersection(*(set(v) for v in scores.values()))
+    means = {m: float(np.mean([v[r] for r in (shared or v)])) for m, v in scores.items()}
+    return min(means, key=means.get)
 
 
 @dataclass(frozen=True)
