@@ -235,6 +235,24 @@ def test_a_rung_with_one_of_its_networks_recorded_says_which_is_missing(smoke_la
     assert "not recorded yet" not in ladder.ladder_numbers(records, gaps, "smoke")["ld_paper_verdict"]
 
 
+def test_the_paper_verdict_says_which_runs_chose_the_better_network(smoke_ladder):
+    records, gaps = smoke_ladder
+    sizes = ladder.ladder_sizes("smoke")
+    paper = next(r for r in sizes.rungs if r.knob == "batch")
+    # a second run of the paper rung's ReGLU network and of the oracles at its n (copies of run 0)
+    def again(job):
+        return dataclasses.replace(job, data=dataclasses.replace(job.data, run=1))
+    more = {again(j): r for j, r in records.items()
+            if j.run == 0 and ((j.method == "mlp-reglu" and ladder.rung_of(j, sizes) == paper)
+                               or (j.method in ladder.ORACLES and j.n == paper.n))}
+    verdict = ladder.ladder_numbers(records | more, gaps, "smoke")["ld_paper_verdict"]
+    assert "is chosen on the 1 run both networks share" in verdict
+    # the other network's ratio, over its own runs: ReGLU's two if ReLU is the better on run 0
+    assert ("relu, is chosen" in verdict and "reglu is " in verdict and "over its own 2 runs" in verdict) or \
+        ("reglu, is chosen" in verdict and "relu is " in verdict and "over its own 1 run)" in verdict)
+    assert "chosen on" not in ladder.ladder_numbers(records, gaps, "smoke")["ld_paper_verdict"]
+
+
 @pytest.mark.slow
 def test_every_rung_above_the_foot_is_a_claim_row_with_its_scale(smoke_ladder):
     records, _ = smoke_ladder

@@ -601,6 +601,27 @@ def robust_reading(robust: pd.DataFrame, sizes: LadderSizes, network: str = "reg
     return text
 
 
+def _chosen_on(records: Mapping[Job, Mapping[str, Any]], frame: pd.DataFrame, sizes: LadderSizes, rung: Rung, K: int,
+               best: str) -> str:
+    """Where a rung's networks have different runs, which runs chose its best MLP (:func:`best_of`
+    ranks them on the runs they share) and the other network's ratio over its own runs; empty
+    where they have the same runs."""
+    runs = {m: {j.run for j in _rung_records(records, sizes, rung, K) if j.method == m} for m in rung.networks}
+    runs = {m: r for m, r in runs.items() if r}
+    if len(runs) < 2 or len({frozenset(r) for r in runs.values()}) == 1:
+        return ""
+    shared = set.intersection(*runs.values())
+    i = sizes.rungs.index(rung)
+    others = []
+    for m in runs:
+        row = frame[(frame["K"] == K) & (frame["rung"] == i) & (frame["network"] == m.removeprefix("mlp-"))]
+        if m != best and not row.empty:
+            others.append(f"{m.removeprefix('mlp-')} is {row['MLP / oracle'].iloc[0]:.2f}\u00d7 over its own "
+                          f"{count(int(row['runs'].iloc[0]), 'run')}")
+    chosen = f"the {count(len(shared), 'run')} both networks share" if shared else "each network's own runs (they share none)"
+    return f" (the better MLP, {best.removeprefix('mlp-')}, is chosen on {chosen}; " + "; ".join(others) + ")"
+
+
 def _scale(rung: Rung, runs: int) -> str:
     return f"width {thousands(rung.width)}, batch {thousands(rung.batch)}, n = {thousands(rung.n)}, {count(runs, 'run')}"
 
@@ -642,6 +663,8 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
                                    f"{c.evidence} ({absent} not recorded yet on this rung: the verdict may change when it is)")
     else:
         out["ld_paper_verdict"] = f"{verdict_label(c.status, c.runs)}: the best MLP is {c.evidence}"
+    if c is not None:
+        out["ld_paper_verdict"] += _chosen_on(records, frame, sizes, paper, K, c.a)
     # every rung with the paper's width and batch: the paper's network at each n of the ladder
     paper_rungs = [i for i, r in enumerate(sizes.rungs) if (r.width, r.batch) == (paper.width, paper.batch)]
     at_paper = frame[(frame["K"] == K) & frame["rung"].isin(paper_rungs)] if not frame.empty else frame
