@@ -285,6 +285,23 @@ def test_the_ladder_reading_follows_each_network_knob_by_knob():
     assert ladder.ladder_reading(pd.DataFrame(), sizes, K).startswith("no ladder network")
 
 
+@pytest.mark.slow
+def test_the_run_reading_puts_one_run_of_every_rung_side_by_side(smoke_ladder):
+    """Run 0 on every rung, each network's own path, with the ratio its verdict pairs for that run."""
+    records, _ = smoke_ladder
+    sizes = ladder.ladder_sizes("smoke")
+    for K in sizes.Ks:
+        text = ladder.run_reading(records, "smoke", K)
+        within = []
+        for network, name in (("reglu", "ReGLU"), ("relu", "ReLU")):
+            path = ladder.rung_verdicts(records, "smoke", K, network=f"mlp-{network}")
+            assert path, (K, network)
+            assert f"{name} " + " \u2192 ".join(f"{dict(c.ratios)[0]:.2f}\u00d7 at {rung.label}" for rung, c in path) in text
+            within += [rung for rung, c in path if dict(c.ratios)[0] <= ladder.ORACLE_FACTOR]
+        assert text.endswith("on that run: none.") == (not within)
+    assert ladder.run_reading(records, "smoke", sizes.Ks[0], run=99).startswith("no ladder network has run 99")
+
+
 def test_ready_gap_cells_are_those_of_finished_networks_and_the_foot_on_request(tmp_path):
     from monosem.experiments.cache import ResultCache
 

@@ -55,7 +55,7 @@ from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
 from ..families.networks import MLP_REGLU, MLP_RELU
 
 __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "rung_verdicts",
-           "under_trained", "plot_ladder", "ladder_numbers", "ladder_setup", "ladder_claims",
+           "under_trained", "plot_ladder", "ladder_numbers", "run_reading", "ladder_setup", "ladder_claims",
            "ready_gap_jobs",
            "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust",
            "ONE_CLUSTER_SHARE", "robust_reading", "ORACLE_FAIL_FACTOR", "oracle_failures", "oracle_failure_reading"]
@@ -652,6 +652,10 @@ def ladder_numbers(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, 
     out["ld_steps"] = "; ".join(steps)
     out["ld_control"] = _control_words(frame, sizes)
     out["ld_reading"] = ladder_reading(frame, sizes, K)
+    out["ld_run_reading"] = run_reading(records, profile, K)
+    if sizes.Ks[-1] != K:
+        out["ld_control_reading"] = ladder_reading(frame, sizes, sizes.Ks[-1])
+        out["ld_control_run_reading"] = run_reading(records, profile, sizes.Ks[-1])
     paper = next(r for r in sizes.rungs if r.knob == "batch")
     c = verdicts.get(paper)
     out["ld_paper_scale"] = _scale(paper, c.runs if c else 0)
@@ -799,6 +803,24 @@ def ladder_reading(frame: pd.DataFrame, sizes: LadderSizes, K: int) -> str:
         text += (f" {len(few)} of the recorded rungs have fewer than {MIN_RUNS} runs: their numbers show a direction on "
                  "those runs, not a verdict, and no cause of a change is tested beyond the knob that moved.")
     return text
+
+
+def run_reading(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile, K: int, run: int = 0) -> str:
+    """The ladder at ``K`` on one run alone (like with like where the rungs have different runs:
+    every rung has run 0): along each network, its MLP_r / oracle_r on that run, rung by rung, as
+    :func:`rung_verdicts` pairs them, and the rungs where that run is within finding 1b's factor."""
+    sentences, within = [], []
+    for network, name in _NAMES.items():
+        on_run = [(rung, dict(c.ratios)[run]) for rung, c in rung_verdicts(records, profile, K, network=f"mlp-{network}")
+                  if run in dict(c.ratios)]
+        if not on_run:
+            continue
+        sentences.append(f"{name} " + " \u2192 ".join(f"{x:.2f}\u00d7 at {rung.label}" for rung, x in on_run))
+        within += [f"{name} at {rung.label} ({x:.2f}\u00d7)" for rung, x in on_run if x <= ORACLE_FACTOR]
+    if not sentences:
+        return f"no ladder network has run {run} recorded yet at this K"
+    return (f"On run {run} alone, the run every rung has (like with like): " + "; ".join(sentences)
+            + f". Within finding 1b's {ORACLE_FACTOR:g}\u00d7 on that run: " + ("; ".join(within) if within else "none") + ".")
 
 
 def _max_steps(profile: str | Profile) -> int:
