@@ -811,15 +811,15 @@ def run_reading(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
     :func:`rung_verdicts` pairs them, and the rungs where that run is within finding 1b's factor."""
     sentences, within = [], []
     for network, name in _NAMES.items():
-        on_run = [(rung, dict(c.ratios)[run]) for rung, c in rung_verdicts(records, profile, K, network=f"mlp-{network}")
-                  if run in dict(c.ratios)]
+        paired = [(rung, dict(c.ratios)) for rung, c in rung_verdicts(records, profile, K, network=f"mlp-{network}")]
+        on_run = [(rung, ratios[run]) for rung, ratios in paired if run in ratios]
         if not on_run:
             continue
         sentences.append(f"{name} " + " \u2192 ".join(f"{x:.2f}\u00d7 at {rung.label}" for rung, x in on_run))
         within += [f"{name} at {rung.label} ({x:.2f}\u00d7)" for rung, x in on_run if x <= ORACLE_FACTOR]
     if not sentences:
         return f"no ladder network has run {run} recorded yet at this K"
-    return (f"On run {run} alone, the run every rung has (like with like): " + "; ".join(sentences)
+    return (f"On run {run} alone, the same run on every rung that has it (like with like): " + "; ".join(sentences)
             + f". Within finding 1b's {ORACLE_FACTOR:g}\u00d7 on that run: " + ("; ".join(within) if within else "none") + ".")
 
 
