@@ -5,8 +5,10 @@ A :class:`~monosem.experiments.cache.Job` is a method, a :class:`DataSpec` and t
 (:class:`NetworkSpec`, :class:`MixtureSpec`, :class:`KernelSpec`, :class:`GatedSpec`, a registered
 method's own frozen dataclass, or ``None`` for the Bayes predictor, which reads only the data).
 The cache key is these serialized whole (:func:`spec_config`): every field named, none implied by
-its absence. The keys of cells computed before the specs were typed are spelled in
-:mod:`.legacy` and nowhere else.
+its absence, with one exception: a network at Appendix A.2's default initialization
+(:data:`A2_INIT`) keeps the key it had before its initialization was a field
+(:meth:`NetworkSpec.spec_config`). The keys of cells computed before the specs were typed are
+spelled in :mod:`.legacy` and nowhere else.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import torch
 
 from ..data import LABEL_NOISE_VARIANCE, mixed_link_model
 from ..device import resolve_dtype
-from ..models import AUX_WEIGHT, ROUTER_SCALE
+from ..checks import check_choice, check_positive
+from ..models import AUX_WEIGHT, GATED, INITS, ROUTER_SCALE
 from ..train import TrainConfig, a2_config
 
-__all__ = ["PAPER_GAMMA", "MIXED_LINK_D", "DATA_FIELDS", "DataSpec", "data_config", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
+__all__ = ["PAPER_GAMMA", "MIXED_LINK_D", "DATA_FIELDS", "DataSpec", "data_config", "NetworkInit", "A2_INIT", "NetworkSpec", "MixtureSpec", "SolverSpec", "KernelSpec", "GatedSpec", "spec_config",
            "network_of", "width_of"]
 
 #: the paper's separation knob of the mixed-link model (eq. 3)
@@ -55,10 +58,55 @@ class DataSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NetworkInit:
+    """How an A.2 network starts and how its readout learns: the choices Appendix A.2 leaves
+    unstated (A.1 names a "balanced feature-learning initialization" and a "width-aware
+    parameterization" without defining them).
+
+    ``init``: an initialization of :func:`monosem.models.init_parameters` (``"pytorch"``: PyTorch's
+    hidden init and a zero readout; ``"balanced"``: |a_j| = ||(w_j, b_j)|| with random signs;
+    ``"standard"``: PyTorch's readout too); the hidden rows times ``hidden_scale``; a gated
+    network's value rows times ``value_scale`` after that; the readout's Adam rate over every other
+    tensor's, ``readout_lr``; the output multiplier ``output_scale`` (f = alpha sum_j a_j h_j + a_0;
+    the rates are *not* divided by it: alpha = 1/width is the mean-field form). The defaults are
+    the book's A.2 reading (:data:`A2_INIT`)."""
+
+    init: str = "pytorch"
+    hidden_scale: float = 1.0
+    value_scale: float = 1.0
+    readout_lr: float = 1.0
+    output_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_choice(self.init, "init", INITS)
+        for name in ("hidden_scale", "value_scale", "readout_lr", "output_scale"):
+            object.__setattr__(self, name, check_positive(getattr(self, name), name))
+
+    def stack_kwargs(self) -> dict[str, Any]:
+        """The :class:`~monosem.models.MLPStack` / :class:`~monosem.models.MLP` arguments it sets."""
+        return {"init": self.init, "hidden_scale": self.hidden_scale, "output_scale": self.output_scale,
+                "readout_lr_scale": self.readout_lr}
+
+    def scale_values(self, net, activation: str) -> None:
+        """Multiply a gated network's (or stack's) initial value rows by ``value_scale``."""
+        if activation in GATED and self.value_scale != 1.0:
+            width = net.width
+            with torch.no_grad():
+                net.W[..., width:, :] *= self.value_scale
+                net.b[..., width:] *= self.value_scale
+
+
+#: Appendix A.2's initialization as the book reads it when nothing else is named: PyTorch's
+#: hidden init, zero readout, every tensor at the stated Adam rate (``monosem.models``' default)
+A2_INIT = NetworkInit()
+
+
+@dataclass(frozen=True, kw_only=True)
 class NetworkSpec:
     """An MLP cell's network and its Appendix A.2 training protocol (``step_revision``: the
     hand-derived training step's revision, :class:`~monosem.train.TrainConfig`); A.2 trains to
-    the label-noise variance."""
+    the label-noise variance. ``start``: its initialization and readout rate
+    (:class:`NetworkInit`; A.2 states none)."""
 
     activation: str
     width: int
@@ -72,6 +120,13 @@ class NetworkSpec:
     target_mse: float = LABEL_NOISE_VARIANCE
     min_rel_improvement: float
     step_revision: int
+    start: NetworkInit = A2_INIT
+
+    def spec_config(self) -> dict[str, Any]:
+        """The cell's key: every field, except ``start`` at :data:`A2_INIT`, so that the cells
+        trained before the initialization was a field keep their key (and their meaning: it was
+        the only one)."""
+        return {"kind": type(self).__name__} | _fields(self)
 
     def train_config(self) -> TrainConfig:
         """The A.2 :class:`~monosem.train.TrainConfig` of this network."""
@@ -165,7 +220,22 @@ def spec_config(spec: Any) -> dict[str, Any] | None:
     own = getattr(spec, "spec_config", None)
     if callable(own):
         return _as_json(own())
-    return {"kind": type(spec).__name__} | _as_json(dataclasses.asdict(spec))
+    return {"kind": type(spec).__name__} | _as_json(_fields(spec))
+
+
+def _fields(value: Any) -> Any:
+    """``dataclasses.asdict``, except that a network at :data:`A2_INIT` (here or nested in a
+    mixture's or a gated cell's spec) has no ``start`` (:meth:`NetworkSpec.spec_config`)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _fields(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, NetworkSpec) and value.start == A2_INIT:
+            del out["start"]
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fields(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _fields(v) for k, v in value.items()}
+    return value
 
 
 def _as_json(value: Any) -> Any:

@@ -66,7 +66,9 @@ def train_mlps(jobs: list[Job], cache: ResultCache | None) -> list[dict[str, Any
     dev = get_device()
     models, tests, data, ckpt = stack_inputs(jobs, cache)
     config = net.train_config()
-    stack = MLPStack(MIXED_LINK_D, net.width, net.activation, [model_seed(j.run) for j in jobs], device=dev, dtype=jobs[0].data.torch_dtype)
+    stack = MLPStack(MIXED_LINK_D, net.width, net.activation, [model_seed(j.run) for j in jobs], device=dev, dtype=jobs[0].data.torch_dtype,
+                     **net.start.stack_kwargs())
+    net.start.scale_values(stack, net.activation)
     result = train(stack, data, config, checkpoint=ckpt, progress=True, desc=f"{jobs[0].method} x {len(jobs)}")
     out = []
     for i, (job, mlp) in enumerate(zip(jobs, result.models())):
@@ -92,7 +94,8 @@ def load_mlp(job: Job, cache: ResultCache, device=None) -> MLP:
     do not fit the job's architecture is moved aside (``*.corrupt``, with a warning) and
     ``FileNotFoundError`` raised, so that the caller retrains that one network."""
     net = job.spec
-    return load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device), "network")
+    return load_network(job, cache, MLP(MIXED_LINK_D, net.width, net.activation, seed=model_seed(job.run), device=device,
+                                        **net.start.stack_kwargs()), "network")
 
 
 def trained_mlp(src: Job, cache: ResultCache) -> MLP:
