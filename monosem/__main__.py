@@ -439,7 +439,8 @@ def _status(args: argparse.Namespace) -> int:
     if args.missing:
         for job in missing:
             net = network_of(job)  # the ladder's rungs differ in width and batch: name both
-            print(f"  missing: {job.label()}" + (f" width {net.width} batch {net.batch}" if net else ""))
+            start = f" ({net.start.words})" if net and net.start.words else ""
+            print(f"  missing: {job.label()}" + (f" width {net.width} batch {net.batch}{start}" if net else ""))
     return 0
 
 

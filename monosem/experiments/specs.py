@@ -82,6 +82,13 @@ class NetworkInit:
         for name in ("hidden_scale", "value_scale", "readout_lr", "output_scale"):
             object.__setattr__(self, name, check_positive(getattr(self, name), name))
 
+    @property
+    def words(self) -> str:
+        """What differs from :data:`A2_INIT`, in a few words ("" for the default)."""
+        default = NetworkInit()
+        return ", ".join(f"{f.name} {getattr(self, f.name):.4g}" if isinstance(getattr(self, f.name), float) else f"{f.name} {getattr(self, f.name)}"
+                         for f in dataclasses.fields(self) if getattr(self, f.name) != getattr(default, f.name))
+
     def stack_kwargs(self) -> dict[str, Any]:
         """The :class:`~monosem.models.MLPStack` / :class:`~monosem.models.MLP` arguments it sets."""
         return {"init": self.init, "hidden_scale": self.hidden_scale, "output_scale": self.output_scale,

@@ -14,7 +14,9 @@ Two sweeps, both on finding 1b's question (K = 50, the ladder's rungs, run 0 unl
 * ``init-screen``: every reading at the ladder's foot (the ``long`` profile's Figure 2 network,
   width 1 024, batch 1 024, n = 50 000), ReGLU and ReLU;
 * ``init-paper``: the readings the screen keeps (:data:`PAPER_READINGS`) on the paper's network
-  (4 096 x 4 096, n = 50 000), ReGLU and ReLU.
+  (4 096 x 4 096, n = 50 000), ReGLU and ReLU;
+* ``init-gap``: a ladder gap cell (:func:`~.ladder.compute_gap`) of every network of both: page
+  03's units per cluster and the per-cluster errors of each network against the oracles.
 
 Under the default reading both are the ladder's own cells (one key, one computation). The
 oracles of each cell's data are the ladder's too. What the cells show is read by
@@ -36,10 +38,10 @@ from ..families.kernels import ORACLE_LAPLACE, ORACLE_RFM
 from ..families.networks import MLP_REGLU, MLP_RELU
 from ..specs import MIXED_LINK_D, DataSpec, NetworkInit
 from ..sweeps import Figure, method_spec, register_figure, with_solver
-from .ladder import Rung, ladder_sizes
+from .ladder import GAP, Rung, gap_job, ladder_sizes
 
 __all__ = ["READOUT_RATES", "A2Reading", "READINGS", "register_reading", "DEFAULT_READING", "PAPER_READINGS", "reading_of",
-           "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs", "NETWORKS"]
+           "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs", "gap_cells", "NETWORKS"]
 
 #: the readout's Adam rate over the other tensors': ``"plain"`` 1; ``"mup"`` A.2's width over the
 #: network's (muP under Adam, the rates tuned at the paper's width); ``"sqrt(d/m)"`` the ratio of
@@ -194,3 +196,13 @@ register_figure(Figure("init-screen", "Finding 1b's network under each reading o
                        (ORACLE_RFM, ORACLE_LAPLACE, *NETWORKS), init_sizes, jobs=screen_jobs))
 register_figure(Figure("init-paper", "Finding 1b on the paper's network under the readings the screen keeps",
                        (ORACLE_RFM, ORACLE_LAPLACE, *NETWORKS), init_sizes, jobs=paper_jobs))
+
+
+def gap_cells(P: Profile) -> list[Job]:
+    """``init-gap``: the gap cell of every network of ``init-screen`` and ``init-paper`` (under the
+    default reading these are the ladder's own gap cells)."""
+    return [gap_job(j) for j in dict.fromkeys(screen_jobs(P) + paper_jobs(P)) if j.method in NETWORKS]
+
+
+register_figure(Figure("init-gap", "Every network of the readings against the oracles, cluster by cluster",
+                       (GAP,), init_sizes, jobs=gap_cells))

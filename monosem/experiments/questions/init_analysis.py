@@ -1,0 +1,242 @@
+"""Finding 1b under each reading of A.2's initialization: the tables, the verdicts, the figure
+and the page's words, from the cells of :mod:`.init_readings`.
+
+Every comparison is the ladder's (:func:`~.ladder.rung_verdicts`' rule): a network's test MSE
+over the better per-cluster oracle's on the same runs' data (the lower mean of RFM, by its best
+iteration, and Laplace), on the means and run by run, threshold
+:data:`~.sample_efficiency.ORACLE_FACTOR`. The Laplace oracle alone is shown beside it, since
+the paper names both ("a separate RFM or Laplace predictor within each cluster").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ...profiles import Profile, get_profile
+from ...tables import count, thousands
+from ..cache import Job
+from ..estimate import core_seconds
+from ..families.kernels import ORACLE_LAPLACE
+from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare, verdict_label
+from .init_readings import DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes, reading_of
+from .sample_efficiency import ORACLE_FACTOR, ORACLES
+
+__all__ = ["RUNGS", "reading_records", "reading_verdict", "init_frame", "readings_table", "plot_readings", "init_numbers",
+           "init_claims"]
+
+#: the two rungs the readings are trained on, by the name the page gives them
+RUNGS = ("foot", "paper")
+
+
+def _rung(sizes: InitSizes, name: str):
+    return sizes.foot if name == "foot" else sizes.paper
+
+
+def reading_records(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, rung: str, reading: str,
+                    K: int | None = None) -> dict[Job, Mapping[str, Any]]:
+    """The records of ``reading``'s networks on ``rung`` at ``K`` (default: the question's) and of
+    both oracles at the rung's n."""
+    K = sizes.K if K is None else K
+    r = _rung(sizes, rung)
+    out = {}
+    for job, rec in records.items():
+        if job.K != K or job.n != r.n:
+            continue
+        if job.method in ORACLES:
+            out[job] = rec
+        elif job.method in NETWORKS and (job.spec.width, job.spec.batch) == (r.width, r.batch):
+            found = reading_of(job)
+            if found is not None and found.name == reading:
+                out[job] = rec
+    return out
+
+
+def reading_verdict(own: Mapping[Job, Mapping[str, Any]], method: str, K: int, n: int,
+                    oracles: tuple[str, ...] = ORACLES) -> Comparison | None:
+    """Finding 1b for ``method``'s network against the better of ``oracles`` (by mean) on one
+    rung's records (:func:`reading_records`); ``None`` without both."""
+    oracle = best_of(own, oracles, K, n)
+    if oracle is None or not any(j.method == method for j in own):
+        return None
+    return compare(own, "1b", method, oracle, K, n, threshold=ORACLE_FACTOR)
+
+
+def _units(gaps: Mapping[Job, Mapping[str, Any]], jobs) -> dict[str, float]:
+    """Page 03's units per cluster of the networks ``jobs`` from their gap cells (median over
+    clusters of the active units whose best-aligned direction is the cluster's, the specialized
+    ones among them, and the clusters with no specialized unit), NaN without a gap cell."""
+    keys = {(j.data, j.spec) for j in jobs}
+    found = [r["metrics"] for g, r in gaps.items() if (g.data, g.spec.network) in keys]
+    if not found:
+        return {"units per cluster": float("nan"), "specialized per cluster": float("nan"), "clusters without one": float("nan")}
+    units = np.array([m["units_by_cluster"] for m in found], dtype=float)
+    spec = np.array([m["specialized_by_cluster"] for m in found], dtype=float)
+    return {"units per cluster": float(np.median(units)), "specialized per cluster": float(np.median(spec)),
+            "clusters without one": float(np.mean((spec == 0).sum(axis=1)))}
+
+
+def _active(nets: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]], width: int) -> dict[str, float]:
+    """The active share of the width and the specialized share (A_j >= 0.71) of the active units,
+    means over the networks, from each network's record or else its gap cell (cells recorded
+    before their records held them); NaN where neither has them."""
+    by_net = {(g.data, g.spec.network): r["metrics"] for g, r in gaps.items()}
+    ms = [m for j, rec in nets.items() if "n_active" in (m := rec["metrics"] if "n_active" in rec["metrics"]
+                                                         else by_net.get((j.data, j.spec), {}))]
+    if not ms:
+        return {"active %": float("nan"), "A ≥ .71 % of active": float("nan")}
+    return {"active %": 100 * float(np.mean([m["n_active"] for m in ms])) / width,
+            "A ≥ .71 % of active": 100 * float(np.mean([m["frac_A071"] for m in ms]))}
+
+
+def _row(own, method: str, sizes: InitSizes, rung: str, reading: str, K: int, gaps) -> dict[str, Any] | None:
+    r = _rung(sizes, rung)
+    verdict = reading_verdict(own, method, K, r.n)
+    if verdict is None:
+        return None
+    laplace = reading_verdict(own, method, K, r.n, oracles=(ORACLE_LAPLACE,))
+    nets = {j: rec for j, rec in own.items() if j.method == method}
+    ms = [rec["metrics"] for rec in nets.values()]
+    core = [c for c in (core_seconds(rec) for rec in nets.values()) if c is not None]
+    stops = pd.Series([m.get("stop_reason") for m in ms]).value_counts()
+    target = next(iter(nets)).spec.target_mse
+    return {"K": K, "rung": rung, "width": r.width, "batch": r.batch, "n": r.n, "reading": reading,
+            "network": method.removeprefix("mlp-"), "runs": verdict.runs, "MLP / oracle": verdict.mean_ratio,
+            f"within {ORACLE_FACTOR:g}×": f"{verdict.wins} of {verdict.runs}",
+            "verdict": verdict_label(verdict.status, verdict.runs), "MLP / Laplace oracle": laplace.mean_ratio if laplace else np.nan,
+            "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
+            "stopped": ", ".join(f"{int(v)} {k}" for k, v in stops.items()),
+            "updates": int(np.median([m["stop_step"] for m in ms])),
+            "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
+            "core hours per network": float(np.mean(core)) / 3600 if core else np.nan,
+            **_active(nets, gaps, r.width), **_units(gaps, nets), "test MSE": verdict.mean_a, "better oracle": verdict.b.removeprefix("oracle-"),
+            "oracle MSE": verdict.mean_b}
+
+
+def init_frame(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
+               profile: str | Profile = "long", K: int | None = None) -> pd.DataFrame:
+    """One row per (rung, reading, network) with a recorded run: the ratio to the better oracle
+    (finding 1b's measure: mean, runs within the threshold, verdict, every run's ratio), to the
+    Laplace oracle alone, how the networks stopped and after how many updates, their one-core
+    hours, and page 03's specialization measures: the active share of the width, the specialized
+    share of the active units (A_j >= 0.71) and, where a gap cell scored the network, its units
+    per cluster."""
+    sizes = init_sizes(profile)
+    rows = []
+    for rung in RUNGS if sizes else ():
+        for name in READINGS:
+            own = reading_records(records, sizes, rung, name, K)
+            rows += [row for m in NETWORKS if (row := _row(own, m, sizes, rung, name, sizes.K if K is None else K, gaps))]
+    return pd.DataFrame(rows)
+
+
+def readings_table() -> pd.DataFrame:
+    """The registered readings: what each sets, and where it comes from."""
+    rows = [{"reading": r.name, "init": r.init, "hidden scale": r.hidden_scale, "readout rate": r.readout_rate,
+             "output": "(1/m) Σ" if r.mean_field else "Σ", "source": r.source} for r in READINGS.values()]
+    return pd.DataFrame(rows).set_index("reading")
+
+
+def plot_readings(frame: pd.DataFrame, title: str = ""):
+    """One panel per rung: each reading's MLP / better-oracle ratio (ReGLU and ReLU side by side;
+    a point per run's mean, a band over the runs where a reading has the verdict rule's runs),
+    with finding 1b's threshold, on the paper's log scale."""
+    import matplotlib.pyplot as plt
+
+    from ... import plots
+
+    names = list(READINGS)
+    colors, offsets = {"reglu": "tab:red", "relu": "tab:blue"}, {"reglu": -0.12, "relu": 0.12}
+    with plots.paper_style():
+        fig, axes = plt.subplots(1, len(RUNGS), figsize=(9.5, 3.8), squeeze=False, layout="constrained", sharey=True)
+        for ax, rung in zip(axes[0], RUNGS):
+            rows = frame[frame["rung"] == rung] if not frame.empty else frame
+            for net, color in colors.items():
+                sel = rows[rows["network"] == net] if not rows.empty else rows
+                for _, row in sel.iterrows():
+                    x = names.index(row["reading"]) + offsets[net]
+                    runs = [float(v) for v in row["per run"].split(", ")]
+                    if len(runs) >= MIN_RUNS:
+                        ax.fill_between([x - 0.08, x + 0.08], min(runs), max(runs), color=color, alpha=0.2, lw=0)
+                    capped = "cap" in row["stopped"]
+                    ax.plot([x], [row["MLP / oracle"]], ls="none", marker="s", ms=6, color=color,
+                            markerfacecolor="none" if capped else color)
+            ax.axhline(ORACLE_FACTOR, color="0.3", ls="--", lw=1)
+            ax.axhline(1.0, color="0.6", ls=":", lw=1)
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(names)), [n.replace(" ", "\n", 1) for n in names], fontsize=7)
+            ax.set_xlim(-0.5, len(names) - 0.5)
+            r = rows.iloc[0] if not rows.empty else None
+            ax.set_title(f"{rung}: {thousands(r['width'])} × {thousands(r['batch'])}, n = {thousands(r['n'])}" if r is not None else rung)
+        axes[0][0].set_ylabel("best MLP / better oracle")
+        handles = [plt.Line2D([], [], color=c, ls="none", marker="s", label=n) for n, c in (("ReGLU", "tab:red"), ("ReLU", "tab:blue"))]
+        handles += [plt.Line2D([], [], color="0.3", ls="none", marker="s", markerfacecolor="none", label="at the update cap"),
+                    plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}× (finding 1b)")]
+        fig.legend(handles=handles, loc="outside lower center", ncol=4)
+        if title:
+            fig.suptitle(title)
+    return fig
+
+
+def _best_row(frame: pd.DataFrame, rung: str, reading: str) -> pd.Series | None:
+    rows = frame[(frame["rung"] == rung) & (frame["reading"] == reading)] if not frame.empty else frame
+    return None if rows.empty else rows.loc[rows["MLP / oracle"].idxmin()]
+
+
+def _reading_words(frame: pd.DataFrame, rung: str) -> str:
+    """Each reading's best network on ``rung``: its ratio, runs and verdict, in one sentence."""
+    parts = []
+    for name in READINGS:
+        row = _best_row(frame, rung, name)
+        if row is not None:
+            parts.append(f"{name} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')}, {row['verdict']})")
+    return "; ".join(parts) if parts else "none recorded yet"
+
+
+def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[str, str]:
+    """The page's glued words: the sweeps' design, each rung's readings in a sentence, the best
+    reading on the paper's network, and what the recorded cells say of the default."""
+    sizes = init_sizes(profile)
+    out = {"ir_K": str(sizes.K), "ir_foot": f"{thousands(sizes.foot.width)} × {thousands(sizes.foot.batch)}, n = {thousands(sizes.foot.n)}",
+           "ir_paper": f"{thousands(sizes.paper.width)} × {thousands(sizes.paper.batch)}, n = {thousands(sizes.paper.n)}",
+           "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_default": DEFAULT_READING.name,
+           "ir_min_runs": str(MIN_RUNS)}
+    out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
+    paper = frame[frame["rung"] == "paper"] if not frame.empty else frame
+    others = paper[paper["reading"] != DEFAULT_READING.name] if not paper.empty else paper
+    if others.empty:
+        out["ir_decides"] = "no reading other than the default is recorded on the paper's network yet, so this is not decided"
+    else:
+        best = others.loc[others["MLP / oracle"].idxmin()]
+        default = _best_row(frame, "paper", DEFAULT_READING.name)
+        within = (paper["MLP / oracle"] < ORACLE_FACTOR).any()
+        out["ir_decides"] = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
+                             f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
+                             + (f", against the default's {default['MLP / oracle']:.2f}× ({count(default['runs'], 'run')})" if default is not None else "")
+                             + ("; one reading comes within the threshold there" if within else
+                                f"; no reading recorded there comes within {ORACLE_FACTOR:g}× yet"))
+    return out
+
+
+def init_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:
+    """Finding 1b on the paper's network per recorded reading other than the default (the default
+    is the ladder's row), the best network of each: a row of the verdict box and the status page."""
+    from .sample_efficiency import CLAIMS
+
+    sizes = init_sizes(profile)
+    if sizes is None:
+        return []
+    out = []
+    for name in PAPER_READINGS:
+        own = reading_records(records, sizes, "paper", name)
+        verdicts = [v for m in NETWORKS if (v := reading_verdict(own, m, sizes.K, sizes.paper.n)) is not None]
+        if not verdicts:
+            continue
+        best = min(verdicts, key=lambda v: v.mean_ratio)
+        label = f"K = {sizes.K}, {best.a.removeprefix('mlp-')} / {best.b}"
+        out.append(Claim.judged(page, CLAIMS["1b"], [best.part(label)], f"{label}: {best.evidence}",
+                                profile=f"{get_profile(profile).name} (recorded)", width=sizes.paper.width, batch=sizes.paper.batch,
+                                n=sizes.paper.n, detail=f"A.2 read as {name}"))
+    return out

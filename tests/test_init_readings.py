@@ -1,0 +1,135 @@
+"""The readings of Appendix A.2's unstated initialization: a typed field of the network's cell
+whose default keeps every recorded key, each reading's start at a width, the networks trained
+and reloaded under it, and finding 1b per reading from the records."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+import torch
+
+from monosem.data import model_seed
+from monosem.experiments import recorded
+from monosem.experiments.cache import ResultCache, job_key
+from monosem.experiments.figures import run_figure
+from monosem.experiments.families.networks import MLP_REGLU, load_mlp
+from monosem.experiments.questions import init_analysis as ia, init_readings as ir, ladder
+from monosem.experiments.specs import A2_INIT, NetworkInit, spec_config
+from monosem.experiments.sweeps import sweep
+from monosem.models import MLPStack
+from monosem.profiles import get_profile
+
+
+def test_the_default_start_keeps_the_key_every_recorded_network_had():
+    job = next(j for j in sweep("ladder", "long") if j.method == MLP_REGLU)
+    assert job.spec.start == A2_INIT
+    assert "start" not in spec_config(job.spec)
+    other = dataclasses.replace(job.spec, start=NetworkInit(hidden_scale=0.1))
+    assert spec_config(other)["start"]["hidden_scale"] == 0.1
+    assert job_key(spec_config(other)) != job_key(spec_config(job.spec))
+    # every recorded ladder network is found under the key its file has
+    found = recorded.load_recorded_cells(sweep("ladder", "long"), "long")
+    assert sum(j.method == MLP_REGLU for j in found) >= 20
+
+
+@pytest.mark.parametrize("field, value", [("init", "xavier"), ("hidden_scale", 0.0), ("readout_lr", -1.0), ("output_scale", 0.0),
+                                          ("value_scale", float("nan"))])
+def test_a_bad_start_names_its_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        NetworkInit(**{field: value})
+
+
+def test_each_reading_gives_its_start_at_a_width():
+    paper_width = get_profile("paper").sample_efficiency.width
+    assert ir.DEFAULT_READING.start(1024) == A2_INIT
+    # muP's readout rate is the plain one at the paper's width: its cell there is the default's
+    assert ir.READINGS["muP"].start(paper_width) == A2_INIT
+    assert ir.READINGS["muP"].start(1024).readout_lr == paper_width / 1024
+    mf = ir.READINGS["mean-field"].start(2048)
+    assert (mf.init, mf.output_scale, mf.readout_lr) == ("balanced", 1 / 2048, 1.0)
+    sq = ir.READINGS["readout rate x sqrt(d/m)"].start(1024)
+    assert math.isclose(sq.readout_lr, math.sqrt(20 / 1024)) and sq.hidden_scale == 0.1
+    with pytest.raises(ValueError, match="already registered"):
+        ir.register_reading(ir.A2Reading("mean-field"))
+    with pytest.raises(ValueError, match="readout_rate"):
+        ir.A2Reading("x", readout_rate="ntk")
+
+
+def test_the_sweeps_hold_every_reading_and_the_defaults_are_the_ladders_cells():
+    P = get_profile("long")
+    screen, paper = ir.screen_jobs(P), ir.paper_jobs(P)
+    nets = [j for j in screen if j.method in ir.NETWORKS]
+    assert {ir.reading_of(j).name for j in nets} == set(ir.READINGS)
+    assert len(nets) == 2 * len(ir.READINGS)
+    lad = set(ladder.ladder_jobs(P))
+    defaults = [j for j in screen + paper if j.method in ir.NETWORKS and ir.reading_of(j) == ir.DEFAULT_READING]
+    assert defaults and all(j in lad for j in defaults)
+    assert {ir.reading_of(j).name for j in paper if j.method in ir.NETWORKS} == {ir.DEFAULT_READING.name, *ir.PAPER_READINGS}
+    sizes = ir.init_sizes(P)
+    assert (sizes.paper.width, sizes.paper.batch) == (P.sample_efficiency.width * 4, P.sample_efficiency.batch * 4)
+
+
+def test_a_network_trains_under_its_reading_and_reloads_with_it(tmp_path):
+    P = get_profile("smoke")
+    sizes = ir.init_sizes(P)
+    job = ir.reading_job(P, MLP_REGLU, ir.READINGS["mean-field"], sizes.foot, sizes.K, 0, sizes.n_test)
+    assert job.spec.start.output_scale == 1 / sizes.foot.width
+    # the stack it trains starts balanced, with the mean-field output
+    stack = MLPStack(20, job.spec.width, "reglu", [model_seed(0)], **job.spec.start.stack_kwargs())
+    assert stack.output_scale == 1 / sizes.foot.width
+    assert torch.allclose(stack.a[0].abs(), torch.sqrt(stack.W[0, : job.spec.width].square().sum(1) + stack.b[0, : job.spec.width].square()))
+    cache = ResultCache(tmp_path)
+    records = run_figure("init-screen", "smoke", cache=cache, n_jobs=1, progress=False, methods=[MLP_REGLU])
+    rec = records[job]
+    net = load_mlp(job, cache)
+    assert net.output_scale == job.spec.start.output_scale
+    # the reloaded network predicts what the trained one scored
+    from monosem.experiments.methods import dataset
+    _, _, (Xte, yte, _) = dataset(job)
+    with torch.no_grad():
+        mse = float(((net(Xte.to(net.W.dtype)).double() - yte.double().reshape(-1)) ** 2).mean())
+    assert math.isclose(mse, rec["metrics"]["test_mse"], rel_tol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def long_records():
+    recs = {}
+    for name in ("init-screen", "init-paper"):
+        recs |= recorded.load_recorded_cells(sweep(name, "long"), "long")
+    return recs, recorded.load_recorded_cells(sweep("init-gap", "long"), "long")
+
+
+def test_the_default_readings_rows_are_the_ladders_run_0(long_records):
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    lad = recorded.load_recorded_cells(sweep("ladder", "long"), "long")
+    for rung_name, rung in (("foot", ir.init_sizes("long").foot), ("paper", ir.init_sizes("long").paper)):
+        verdict = dict(ladder.rung_verdicts(lad, "long", 50, network=MLP_REGLU))[rung]
+        row = frame[(frame["rung"] == rung_name) & (frame["reading"] == ir.DEFAULT_READING.name) & (frame["network"] == "reglu")].iloc[0]
+        run0 = dict(verdict.ratios)[0]
+        assert math.isclose(row["MLP / oracle"], run0, rel_tol=1e-9)
+        assert row["runs"] == 1
+
+
+def test_every_recorded_reading_is_judged_by_the_one_rule(long_records):
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    for _, row in frame.iterrows():
+        ratios = [float(x) for x in row["per run"].split(", ")]
+        assert row["verdict"].startswith(("not settled", "indicated", "reproduces", "does not reproduce"))
+        assert row["within 2×"] == f"{sum(r < 2 for r in ratios)} of {len(ratios)}"
+    claims = ia.init_claims(records, "04_sample_efficiency", "long")
+    for c in claims:
+        assert c.recomputed() == c.verdict and "A.2 read as" in c.scale
+    numbers = ia.init_numbers(frame, "long")
+    assert numbers["ir_K"] == "50" and numbers["ir_count"] == str(len(ir.READINGS))
+    json.dumps(numbers)
+
+
+def test_the_readings_figure_draws_both_rungs(long_records):
+    records, gaps = long_records
+    fig = ia.plot_readings(ia.init_frame(records, gaps, "long"))
+    assert len(fig.axes) == 2
