@@ -135,26 +135,7 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
                 self.history_.append(record)
                 continue
             t0, c0 = time.perf_counter(), time.process_time()
-            est = self._laplace(metric).fit(X, y, groups)
-            fit_s = time.perf_counter() - t0
-            record = {
-                "iteration": t,
-                "metric": np.eye(est.n_features_in_) if metric is None else est.metric_,
-                "bandwidth": est.bandwidth_,
-                "train_mse": est.solve_info_.train_mse,
-                "solver": est.solver_,
-                "solver_iterations": est.solve_info_.iterations,
-                "solver_converged": bool(est.solve_info_.converged),
-                "solver_step_halvings": int(est.solve_info_.details.get("step_halvings", 0)),
-                "fit_seconds": fit_s,
-                "test_mse": float("nan"),
-                "agop_seconds": float("nan"),
-            }
-            if t < self.iterations:
-                t1 = time.perf_counter()
-                G = est.agop_tensor(max_samples=self.agop_samples, seed=self.random_state + t, centered=self.centered)
-                metric = to_numpy(normalize_metric(G, self.normalize))
-                record["agop_seconds"] = time.perf_counter() - t1
+            est, record, metric = self._iteration(t, metric, X, y, groups)
             self.estimators_.append(est)
             self.history_.append(record)
             done.append({"state": est.fitted_state(), "record": _record_to_save(record),
@@ -175,6 +156,33 @@ class RFMRegressor(RegressorMixin, BaseEstimator):
         test = [r["test_mse"] for r in self.history_]
         self.best_iteration_ = int(np.nanargmin(test)) if X_test is not None else None
         return self
+
+    def _iteration(self, t: int, metric, X, y, groups) -> tuple[LaplaceKernelRegressor, dict, np.ndarray | None]:
+        """Iteration ``t`` of :meth:`fit`: the Laplace fit under ``metric`` (``None``: the identity),
+        its record (test MSE not yet scored), and the metric of iteration ``t + 1`` from its AGOP
+        (``metric`` itself after the last iteration, which computes no AGOP)."""
+        t0 = time.perf_counter()
+        est = self._laplace(metric).fit(X, y, groups)
+        fit_s = time.perf_counter() - t0
+        record = {
+            "iteration": t,
+            "metric": np.eye(est.n_features_in_) if metric is None else est.metric_,
+            "bandwidth": est.bandwidth_,
+            "train_mse": est.solve_info_.train_mse,
+            "solver": est.solver_,
+            "solver_iterations": est.solve_info_.iterations,
+            "solver_converged": bool(est.solve_info_.converged),
+            "solver_step_halvings": int(est.solve_info_.details.get("step_halvings", 0)),
+            "fit_seconds": fit_s,
+            "test_mse": float("nan"),
+            "agop_seconds": float("nan"),
+        }
+        if t < self.iterations:
+            t1 = time.perf_counter()
+            G = est.agop_tensor(max_samples=self.agop_samples, seed=self.random_state + t, centered=self.centered)
+            metric = to_numpy(normalize_metric(G, self.normalize))
+            record["agop_seconds"] = time.perf_counter() - t1
+        return est, record, metric
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "estimators_"):
