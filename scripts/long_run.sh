@@ -17,7 +17,7 @@
 #          and SwiGLU at 20 000), sharing every cell the regime map already computed.
 # seeds:   runs 1-4 (RUNS, default "1 2 3 4") of every Figure 2, 6 and 4 cell at K = 1, 2, 5, 10,
 #          50 (KS), run by run, each run's sizes ascending; two workers on disjoint RUNS use both cores.
-# ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder.py): "oracles" (both
+# ladder:  finding 1b's scale ladder (monosem/experiments/questions/ladder/): "oracles" (both
 #          per-cluster oracles, five runs at every n of the ladder), "networks" (run 0 of every
 #          rung, then runs 1-4 where the ladder declares them; each network's gap cell, its
 #          per-cluster scoring, as it lands) or "gaps" (the gap cells of every finished network,

@@ -9,6 +9,10 @@ module                   question (page)
                          the live table, the readings, the lazy ablations, the study (03)
 ``sample_efficiency``    Figures 2 and 6: sample efficiency as K grows (04)
 ``regime``               the regime map: MLPs against the oracles as n grows (04)
+``ladder`` (package)     finding 1b at the paper's scale: the ladder from the long profile's
+                         network to the paper's, one module per seam: cells, analysis,
+                         figures, words (04)
+``init_readings``        finding 1b under each reading of A.2's initialization (04)
 ``learned_gates``        Figure 4: MLP-gated local predictors (05)
 ``gated_metric``         when and why the gated RFM's metric updates hurt at K = 2 (05)
 ``theorem1_dynamics``    Theorem 1, part II: the dynamics of Lemmas 7-9 (07)
