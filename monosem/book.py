@@ -19,9 +19,10 @@ import pandas as pd
 
 from . import tables
 from .atomic import atomic_write_json
-from .experiments.verdicts import Claim, rule_text
+from .experiments.verdicts import Claim, rule_text, verdict_label
 
-__all__ = ["glue", "table_style", "verdict_box", "findings_box", "publish_claims", "load_claims"]
+__all__ = ["glue", "table_style", "verdict_box", "readings_dropdown", "findings_box", "publish_claims", "load_claims",
+           "reading_tally"]
 
 
 def glue(name: str, value: Any) -> None:
@@ -53,12 +54,33 @@ def verdict_box(claims: Iterable[Claim]):
     the page."""
     from IPython.display import Markdown  # a notebook's display; not needed by the rest of the package
 
+    claims = list(claims)
     rows = ["| the paper's claim | scale | verdict | the numbers |", "|---|---|---|---|"]
     for c in claims:
         # an indicated claim is set apart: it names its runs and is not in bold like a settled one
         shown = f"*{c.label}*" if c.verdict == "indicated" else f"**{c.label}**"
+        shown += f" {c.readings_note}" if c.readings else ""
         rows.append(f"| {c.claim} | {c.scale} | {shown} | {c.evidence} |")
-    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, "", rule_text(), ":::"]))
+    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, "", rule_text(), ":::",
+                               *readings_dropdown(claims)]))
+
+
+def readings_dropdown(claims: Iterable[Claim]) -> list[str]:
+    """The readings of every claim that has several, as the lines of a folded MyST dropdown (none
+    when no claim has): per claim and scale, each reading (the primary first), its verdict and its
+    statistic on the means and per run."""
+    rows = []
+    for c in claims:
+        for r, primary in ((None, True), *((r, False) for r in c.readings)) if c.readings else ():
+            name, parts = (c.reading, c.parts) if primary else (r.name, r.parts)
+            verdict = c.label if primary else verdict_label(r.verdict, min((len(p.values) for p in parts), default=0))
+            stat = "; ".join(f"{p.mean:.3g} ({', '.join(f'{v:.2f}' for v in p.values)})" for p in parts if p.mean is not None)
+            rows.append(f"| {c.claim if primary else ''} | {c.scale if primary else ''} | {name}{' (primary)' if primary else ''} "
+                        f"| {verdict} | {stat} |")
+    if not rows:
+        return []
+    return ["", ":::{dropdown} Every reading of the paper's words, judged by the same rule", "",
+            "| the paper's claim | scale | reading | verdict | on the means (per run) |", "|---|---|---|---|---|", *rows, ":::"]
 
 
 def findings_box(findings: Iterable[tuple[str, str, str]]):
@@ -113,6 +135,22 @@ def status_tally(claims: pd.DataFrame) -> pd.DataFrame:
     return tally.rename_axis(index="section", columns=None).astype(int)
 
 
+def reading_tally(claims: pd.DataFrame) -> str:
+    """How many claim rows of ``claims`` (:func:`load_claims`) are judged under several readings
+    of the paper's words, and how many of those change verdict with the reading, in a sentence."""
+    several = [(row.verdict, row.readings) for row in claims.itertuples() if isinstance(row.readings, list) and row.readings]
+    changed = sum(any(r.get("verdict") != verdict for r in readings) for verdict, readings in several)
+    return (f"{changed} of the {len(several)} claim rows judged under several readings of the paper's words change verdict "
+            "with the reading (each row's box line names its primary reading and the others agreeing).")
+
+
+def _readings_note(row: dict) -> str:
+    """A status row's note on its other readings (:attr:`Claim.readings_note`), "" without."""
+    if not (isinstance(row.get("readings"), list) and row["readings"]):
+        return ""
+    return " " + Claim.from_json({k: v for k, v in row.items() if k != "Index"}).readings_note
+
+
 def _math_for_html(text: str) -> str:
     """``$x$`` inline math as MathJax reads it in raw HTML (``\\(x\\)``), the rest escaped."""
     import html
@@ -137,7 +175,7 @@ def status_markdown(claims: pd.DataFrame, titles: dict[str, str] | None = None) 
                     # the PDF drops the raw HTML above: there the claim heads its table
                     "```{only} latex", f"*{claim}*", "```", "",
                     "| scale | verdict | the numbers |", "|---|---|---|"]
-            out += [f"| {v.scale} | {v.label} | {v.evidence} |" for v in by_scale.itertuples()]
+            out += [f"| {v.scale} | {v.label}{_readings_note(v._asdict())} | {v.evidence} |" for v in by_scale.itertuples()]
             out += ["", "</details>", ""]
     return "\n".join(out)
 

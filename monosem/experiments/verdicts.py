@@ -46,7 +46,7 @@ from ..tables import count, span, thousands
 
 __all__ = ["RFM_RULES", "PAIRED_SHARE", "MIN_RUNS", "EQUIVALENCE_MARGIN", "STATUSES", "SCALE_FIELDS", "judge", "against_note", "verdict_label",
            "rule_text", "scored_iteration", "scored", "per_run", "complete_sizes", "Comparison", "compare", "combine_statuses",
-           "combine", "verdict_table", "best_of", "Part", "combine_parts", "Claim", "claim_problems"]
+           "combine", "verdict_table", "best_of", "Part", "combine_parts", "Reading", "Claim", "claim_problems"]
 
 #: how an RFM variant is scored: the best test MSE of iterations 0-3 (the paper's rule for global
 #: RFM) or the last iteration's (a deployable predictor)
@@ -302,6 +302,27 @@ def combine_parts(parts: Iterable[Part]) -> str:
     return combine_statuses(p.status for p in parts)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One operationalization of a claim's words, judged by the one rule on its own parts: its
+    ``name`` (with its threshold, a named constant of the module that reads the claim) and what
+    it reads in the paper's words (``why``)."""
+
+    name: str
+    parts: tuple[Part, ...]
+    why: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The one rule on this reading's parts (:func:`combine_parts`)."""
+        return combine_parts(self.parts)
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> "Reading":
+        parts = tuple(Part(**{**p, "values": tuple(p["values"])}) for p in row.get("parts", ()))
+        return cls(row["name"], parts, row.get("why", ""))
+
+
 #: the fields that name a claim's scale: every claim row carries each of them
 SCALE_FIELDS = ("profile", "width", "batch", "n", "runs")
 
@@ -327,6 +348,31 @@ class Claim:
     parts: tuple[Part, ...] = ()
     unit: str = "run"  # what a run is called: "run" or "seed"
     detail: str = ""  # what else the scale needs to be read (a recorded reading's name)
+    reading: str = ""  # the primary reading of the paper's words that ``parts`` judge ("": the claim's one)
+    readings: tuple[Reading, ...] = ()  # the other readings, judged beside it
+
+    @property
+    def agreeing(self) -> int:
+        """How many of the other readings give the primary's verdict."""
+        return sum(r.verdict == self.verdict for r in self.readings)
+
+    @property
+    def depends_on_reading(self) -> bool:
+        """Whether another reading of the paper's words gives another verdict."""
+        return self.agreeing < len(self.readings)
+
+    @property
+    def readings_note(self) -> str:
+        """The other readings in a few words: "(3 of 3 readings agree)", or the first that
+        dissents and its verdict; "" for a claim with one reading."""
+        if not self.readings:
+            return ""
+        total = len(self.readings) + 1
+        if not self.depends_on_reading:
+            return f"({total} of {total} readings agree)"
+        other = next(r for r in self.readings if r.verdict != self.verdict)
+        return (f"({self.agreeing + 1} of {total} readings agree; "
+                f"{other.name}: {verdict_label(other.verdict, min((len(p.values) for p in other.parts), default=0))})")
 
     @classmethod
     def judged(cls, page: str, claim: str, parts: Iterable[Part], evidence: str, *, profile: str, width: int | str,
@@ -361,13 +407,20 @@ class Claim:
 
     def to_json(self) -> dict[str, Any]:
         """The row as a page publishes it: the fields, and the scale and verdict as printed."""
-        return asdict(self) | {"scale": self.scale, "label": self.label}
+        return asdict(self) | {"scale": self.scale, "label": self.label,
+                               "readings": [asdict(r) | {"verdict": r.verdict} for r in self.readings]}
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> "Claim":
         """The claim of a published row (:meth:`to_json`)."""
         kept = {f.name: row[f.name] for f in fields(cls) if f.name in row}
         kept["parts"] = tuple(Part(**{**p, "values": tuple(p["values"])}) for p in kept.get("parts", ()))
+        if isinstance(kept.get("readings"), (list, tuple)):
+            kept["readings"] = tuple(Reading.from_json(r) for r in kept["readings"])
+        else:  # a row without readings (a CSV's empty cell)
+            kept.pop("readings", None)
+        if not isinstance(kept.get("reading", ""), str):
+            kept.pop("reading")
         return cls(**kept)
 
 
@@ -391,6 +444,9 @@ def claim_problems(row: Mapping[str, Any]) -> list[str]:
         return [f"{name}: no per-run numbers to recompute its verdict from"]
     if claim.recomputed() != claim.verdict:
         problems.append(f"{name}: verdict {claim.verdict!r}, but its numbers give {claim.recomputed()!r}")
+    for stored, reading in zip(row.get("readings") or (), claim.readings):
+        if isinstance(stored, Mapping) and stored.get("verdict") not in (None, reading.verdict):
+            problems.append(f"{name}: reading {reading.name!r} says {stored['verdict']!r}, its numbers give {reading.verdict!r}")
     sampled = [len(p.values) for p in claim.parts if not p.exact]
     if claim.runs != min(sampled, default=0):
         problems.append(f"{name}: says {count(claim.runs, 'run')}, its parts have {sampled}")
