@@ -44,7 +44,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--index-url "$(TORCH_INDEX)") "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -e ".[book,test,peers]"
 	touch $(STAMP)
 
 # Keep every notebooks/NN_name.md (the source you edit) and its .ipynb twin in step.

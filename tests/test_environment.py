@@ -32,7 +32,7 @@ def _environment_packages() -> set[str]:
 def _pyproject_packages() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     specs = list(project["dependencies"])
-    for extra in ("book", "test"):
+    for extra in ("book", "test", "peers"):  # the extras `make venv` installs
         specs += project["optional-dependencies"][extra]
     return {_name(s) for s in specs}
 
