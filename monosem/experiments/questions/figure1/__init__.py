@@ -10,8 +10,14 @@ module      question
 ``table``   the live table beside the paper's and its verdict, the page's closing numbers and cost
 ``lazy``    is it feature learning? the lazy-regime and small-initialization ablations (live)
 ``readings`` which reading matches the paper's table, and the table at the paper's scale (cells)
-``study``   what moves the table: the sensitivity study, its cells and what the page reads of it
+``study``   what moves the table: the sensitivity study (cells)
 =========== ===================================================================================
+
+A question too large for one module is split by seam beside it, and its module re-exports the
+parts: ``readings_analysis`` (tables), ``readings_words`` (answers and the page's words) and
+``readings_figures`` (the drawn neurons); ``study_settings`` (the study's settings),
+``study_analysis`` (tables and each factor's effect), ``study_figures`` (the map) and
+``study_words`` (the sentences about the hypotheses).
 
 Importing the package imports every module, so that the methods, figures (``fig1``,
 ``figure1-readings``, ``figure1-study``), export rows, plots and page cost they register are known
