@@ -21,8 +21,8 @@ from . import tables
 from .atomic import atomic_write_json
 from .experiments.verdicts import Claim, rule_text, verdict_label
 
-__all__ = ["glue", "table_style", "verdict_box", "readings_dropdown", "findings_box", "publish_claims", "load_claims",
-           "reading_tally"]
+__all__ = ["glue", "table_style", "BOX_ROWS", "KEY_CHARS", "best_evidence", "key_number", "box_rows", "verdict_box", "readings_dropdown", "findings_box", "publish_claims", "load_claims",
+           "reading_tally", "headline", "TITLE_MARK"]
 
 
 def glue(name: str, value: Any) -> None:
@@ -49,20 +49,81 @@ def table_style() -> None:
     pd.set_option("display.max_colwidth", None)  # verdict evidence lists every run: never cut it
 
 
+#: the most rows a verdict box shows: one per claim of the paper (every scale stays folded under it)
+BOX_ROWS = 8
+#: the longest "key number" cell of a box row, in characters
+KEY_CHARS = 200
+
+
+def _size(value: Any) -> int:
+    return int(value) if isinstance(value, numbers.Integral) else 0
+
+
+def best_evidence(rows: Iterable[Claim]) -> Claim:
+    """Of one claim's rows (one per scale), its best evidence: a judged row before a not-computed
+    one, then the most runs, then the largest network (width × batch), then the largest n."""
+    return max(rows, key=lambda c: (c.verdict != "not computed", c.runs, _size(c.width) * _size(c.batch), _size(c.n)))
+
+
+def key_number(claim: Claim) -> str:
+    """A claim's one key number: the part its verdict rests on (the first whose own verdict is the
+    claim's, else the first), on the means and how many runs hold, at most :data:`KEY_CHARS`
+    characters; the evidence itself where no part was computed."""
+    parts = [p for p in claim.parts if p.mean is not None]
+    if not parts:
+        return claim.evidence[:KEY_CHARS]
+    p = next((q for q in parts if q.status == claim.verdict), parts[0])
+    held = sum(p.holds(v) for v in p.values)
+    text = f"{p.label}: {p.mean:.3g} on the means" + (f", holds in {held} of {len(p.values)}" if p.values and not p.exact else "")
+    return text[:KEY_CHARS]
+
+
+def _live(claim: Claim) -> bool:
+    """Whether a row was computed by this build (not a recorded run, not a symbolic check)."""
+    return "recorded" not in claim.profile and claim.profile != "symbolic"
+
+
+def box_rows(claims: Iterable[Claim]) -> list[tuple[Claim, str]]:
+    """One row per claim of the paper, in the page's order: its best evidence
+    (:func:`best_evidence`) and the verdict cell's note: the other readings' agreement and, where
+    this build's own profile judged it otherwise, that verdict ("(cpu: ...)")."""
+    groups: dict[str, list[Claim]] = {}
+    for c in claims:
+        groups.setdefault(c.claim, []).append(c)
+    out = []
+    for rows in groups.values():
+        best = best_evidence(rows)
+        note = f" {best.readings_note}" if best.readings else ""
+        live = [c for c in rows if _live(c) and c is not best and c.verdict != "not computed"]
+        if live and live[-1].verdict != best.verdict:
+            note += f" ({live[-1].profile}: {live[-1].label})"
+        out.append((best, note))
+    return out
+
+
 def verdict_box(claims: Iterable[Claim]):
     """The page's verdict box (a MyST admonition holding a table), for ``{glue:md}`` at the top of
-    the page."""
+    the page: one row per claim (:func:`box_rows`), at most :data:`BOX_ROWS`, with its verdict,
+    the scale of its best evidence and one key number; claims no record can judge are named under
+    it; every scale's row and every reading folded below it."""
     from IPython.display import Markdown  # a notebook's display; not needed by the rest of the package
 
     claims = list(claims)
-    rows = ["| the paper's claim | scale | verdict | the numbers |", "|---|---|---|---|"]
-    for c in claims:
+    judged = [(c, note) for c, note in box_rows(claims) if c.verdict != "not computed"]
+    unjudged = [c for c, _ in box_rows(claims) if c.verdict == "not computed"]
+    if len(judged) > BOX_ROWS:
+        raise ValueError(f"a verdict box holds at most {BOX_ROWS} claims; this page judges {len(judged)}")
+    rows = ["| the paper's claim | verdict | best evidence | key number |", "|---|---|---|---|"]
+    for c, note in judged:
         # an indicated claim is set apart: it names its runs and is not in bold like a settled one
         shown = f"*{c.label}*" if c.verdict == "indicated" else f"**{c.label}**"
-        shown += f" {c.readings_note}" if c.readings else ""
-        rows.append(f"| {c.claim} | {c.scale} | {shown} | {c.evidence} |")
-    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, "", rule_text(), ":::",
-                               *readings_dropdown(claims)]))
+        rows.append(f"| {c.claim} | {shown}{note} | {c.scale} | {key_number(c)} |")
+    below = [f"Not judged: {c.claim}: {c.evidence}" for c in unjudged]
+    every = ["| the paper's claim | scale | verdict | the numbers |", "|---|---|---|---|"]
+    every += [f"| {c.claim} | {c.scale} | {c.label}{' ' + c.readings_note if c.readings else ''} | {c.evidence} |" for c in claims]
+    return Markdown("\n".join([":::{admonition} Does it reproduce?", ":class: tip", "", *rows, "", *below, *([""] if below else []),
+                               rule_text(), ":::", "", ":::{dropdown} Every scale and every run behind these verdicts", "", *every,
+                               ":::", *readings_dropdown([c for c, _ in judged])]))
 
 
 def readings_dropdown(claims: Iterable[Claim]) -> list[str]:
@@ -135,6 +196,38 @@ def status_tally(claims: pd.DataFrame) -> pd.DataFrame:
     return tally.rename_axis(index="section", columns=None).astype(int)
 
 
+def _rows(claims: pd.DataFrame) -> list[Claim]:
+    return [Claim.from_json({k: v for k, v in row.items() if not (isinstance(v, float) and pd.isna(v))})
+            for row in claims.to_dict("records")]
+
+
+#: the words that mark the title claim's row (finding 1b)
+TITLE_MARK = "the title claim"
+
+
+def headline(claims: pd.DataFrame) -> str:
+    """The book's answer in two sentences, from every page's claims (:func:`load_claims`): how many
+    of the paper's claims reproduce, are indicated, are not settled or do not reproduce at their
+    best evidence (:func:`best_evidence`), and the title claim's verdict with its scale and
+    reading."""
+    from .experiments import verdicts  # read at call time: the statuses are the verdict rules' to define
+
+    groups: dict[tuple[str, str], list[Claim]] = {}
+    for c in _rows(claims):
+        groups.setdefault((c.page, c.claim), []).append(c)
+    best = [best_evidence(rows) for rows in groups.values()]
+    tally = {s: sum(c.verdict == s for c in best) for s in verdicts.STATUSES}
+    words = ", ".join(f"{n} {s}" for s, n in tally.items() if n and s != "not computed")
+    text = f"**At their best evidence, of the paper's {sum(n for s, n in tally.items() if s != 'not computed')} judged claims: {words}.**"
+    title = [c for c in best if TITLE_MARK in c.claim]
+    if title:
+        c = title[0]
+        reading = f", read as {c.reading}" if c.reading else ""
+        text += (f" The title claim, that MLPs come close to the per-cluster oracles (finding 1b), **{c.label}** at its best "
+                 f"evidence ({c.scale}){reading}" + (f"; {c.readings_note[1:-1]}" if c.readings else "") + ".")
+    return text
+
+
 def reading_tally(claims: pd.DataFrame) -> str:
     """How many claim rows of ``claims`` (:func:`load_claims`) are judged under several readings
     of the paper's words, and how many of those change verdict with the reading, in a sentence."""
@@ -168,7 +261,11 @@ def status_markdown(claims: pd.DataFrame, titles: dict[str, str] | None = None) 
         title = (titles or {}).get(page, page)
         out += [f"**[{_section(page)}]({page}.ipynb) {title}**", ""]
         for claim, by_scale in rows.groupby("claim", sort=False):
-            verdicts = " · ".join(f"{v.label} ({v.scale})" for v in by_scale.itertuples())
+            records = by_scale.to_dict("records")
+            best = max(records, key=lambda r: (r["verdict"] != "not computed", _size(r.get("runs")),
+                                               _size(r.get("width")) * _size(r.get("batch")), _size(r.get("n"))))
+            others = [f"{r['label']} ({r['scale']})" for r in records if r is not best]
+            verdicts = " · ".join([f"best evidence: {best['label']} ({best['scale']})", *others])
             out += ['<details class="monosem-claim">',
                     f'<summary><span class="monosem-claim-text">{_math_for_html(claim)}</span>'
                     f'<span class="monosem-claim-verdicts">{_math_for_html(verdicts)}</span></summary>', "",

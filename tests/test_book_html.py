@@ -85,7 +85,9 @@ def _verdict_rows(html: str, box: bool) -> list[tuple[str, ...]]:
     soup = BeautifulSoup(html, "html.parser")
     rows = []
     if box:
-        for table in filter(None, [a.find("table") for a in soup.select("div.admonition") if "Does it reproduce?" in a.get_text()]):
+        # every scale's row is folded under the box (the box itself shows one row per claim)
+        for table in filter(None, [d.find("table") for d in soup.select("details")
+                                   if "Every scale and every run" in (d.find("summary") or d).get_text()]):
             for tr in table.select("tbody tr"):
                 cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
                 claim, scale, verdict, numbers = cells[-4:]
@@ -119,6 +121,33 @@ def test_the_status_page_agrees_with_every_verdict_box():
                 for row in _verdict_rows(page.read_text(encoding="utf-8"), box=True)]
     assert in_boxes, "no page shows a verdict box"
     assert sorted(in_status) == sorted(in_boxes)
+
+
+def _box_rows(html: str) -> list[tuple[str, ...]]:
+    """The (claim, verdict, best evidence, key number) rows of a page's verdict box itself."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    return [tuple(td.get_text(" ", strip=True) for td in tr.find_all("td"))
+            for table in filter(None, [a.find("table") for a in soup.select("div.admonition") if "Does it reproduce?" in a.get_text()])
+            for tr in table.select("tbody tr")]
+
+
+def test_every_verdict_box_shows_one_short_row_per_claim_from_its_folded_rows():
+    from monosem.book import BOX_ROWS, KEY_CHARS
+
+    for page in sorted((HTML / "book" / "executed").glob("[0-9][0-9]_*.html")):
+        html = page.read_text(encoding="utf-8")
+        box = [_normal(r) for r in _box_rows(html)]
+        if not box:
+            continue
+        every = [_normal(r) for r in _verdict_rows(html, box=True)]
+        assert len(box) <= BOX_ROWS, f"{page.name}: {len(box)} rows in its verdict box"
+        assert len({r[0] for r in box}) == len(box), f"{page.name}: a claim has two rows in its box"
+        for claim, verdict, scale, key in box:
+            assert len(key) <= KEY_CHARS, f"{page.name}: {key!r}"
+            # the box's verdict is that of one folded row of the same claim, at the scale it names
+            assert any(c == claim and s == scale and verdict.startswith(v.split(" (")[0]) for c, s, v, _ in every), (page.name, claim, scale)
 
 
 def test_the_status_page_opens_on_a_tally_and_links_its_csv_files():

@@ -115,3 +115,21 @@ def test_the_status_page_counts_the_claims_whose_verdict_depends_on_the_reading(
     claims = load_claims(tmp_path)
     assert reading_tally(claims).startswith("1 of the 2 claim rows")
     assert isinstance(claims, pd.DataFrame)
+
+
+def test_the_headline_counts_best_evidence_and_names_the_title_claims_reading(tmp_path):
+    from monosem.book import TITLE_MARK, headline
+
+    fail = Part("K = 50", 7.5, (10.1, 6.2, 48.7, 24.0, 3.5), high=2.0)
+    holds = Reading("within 2× of the Laplace oracle", (Part("K = 50", 0.7, (0.8, 0.8, 0.8, 0.6, 0.8), high=2.0),))
+    title = f"close to the oracles ({TITLE_MARK})"
+    rows = [Claim("04_x", title, "not settled", "e", "cpu", 256, 512, 1000, 1, (Part("K = 50", 3.0, (3.0,), high=2.0),)),
+            Claim("04_x", title, "does not reproduce", "e", "long (recorded)", 4096, 4096, 50_000, 5, (fail,),
+                  reading="within 2× of the better oracle", readings=(holds,)),
+            Claim("04_x", "other", "reproduces", "e", "long (recorded)", 1024, 1024, 50_000, 5,
+                  (Part("K", 0.5, (0.5,) * 5, high=1.0),))]
+    (tmp_path / "04_x.json").write_text(json.dumps([c.to_json() for c in rows]))
+    text = headline(load_claims(tmp_path))
+    assert "of the paper's 2 judged claims: 1 reproduces, 1 does not reproduce" in text
+    assert "**does not reproduce** at its best evidence (long (recorded), width 4\u202f096" in text
+    assert "read as within 2× of the better oracle; 1 of 2 readings agree" in text

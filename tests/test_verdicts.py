@@ -121,7 +121,9 @@ def test_published_claims_are_what_the_status_page_loads(tmp_path, monkeypatch):
     box = verdict_box(rows).data
     # the indicated row is set apart from a settled one, and the rule is printed under the table
     assert box.startswith(":::{admonition}") and "**reproduces**" in box and "*indicated (1 run)*" in box
-    assert box.count("\n| ") == 3 and "negative result" in box
+    # one row per claim in the box (header, rule, two claims), every scale's row again in the fold under it
+    head, fold = box.split(":::{dropdown}")
+    assert head.count("\n| ") == 3 and "negative result" in head and fold.count("\n| ") == 3
 
 
 def test_finding_1_judges_figure_2s_networks_over_their_runs():

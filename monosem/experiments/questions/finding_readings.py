@@ -36,12 +36,12 @@ import numpy as np
 import pandas as pd
 
 from ..families.kernels import LAPLACE, ORACLE_LAPLACE, ORACLE_RFM, RFM
-from ..verdicts import Claim, Part, Reading, best_of, compare, per_run, verdict_label
+from ..verdicts import EQUIVALENCE_MARGIN, Claim, Part, Reading, best_of, compare, per_run, verdict_label
 from .sample_efficiency import CLAIMS, FIGURE2_MLPS, ORACLE_FACTOR, ORACLES
 
 __all__ = ["MUCH", "GLOBALS", "PRIMARY_1B", "PRIMARY_1A", "gap_share", "gap_part", "readings_1b", "trend_part", "readings_1a",
            "with_readings", "ladder_with_readings", "readings_frame", "reading_counts", "claim_sentence",
-           "plot_positions"]
+           "plot_positions", "SUBSTANTIAL", "MORE_CLAIMS", "LINK_EXPERIMENT", "readings_2", "readings_gelu", "more_claims"]
 
 #: "much of the benefit of knowing the cluster structure": at least this share of the gap between
 #: the better global method and the better oracle closed by the MLP
@@ -136,9 +136,11 @@ def readings_1a(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best",
 
 
 def with_readings(claims: Iterable[Claim], records: Mapping, Ks: Iterable[int], n: int, rule: str = "best",
-                  mlps: Iterable[str] = FIGURE2_MLPS) -> list[Claim]:
-    """``claims`` with findings 1a and 1b carrying their readings at the largest K of ``Ks`` and
-    training size ``n`` (every other claim as it is)."""
+                  mlps: Iterable[str] = FIGURE2_MLPS, ns: Iterable[int] | None = None) -> list[Claim]:
+    """``claims`` with findings 1a, 1b, 2 (given the grid's sizes ``ns``) and "GELU behaves
+    similarly to ReLU" carrying their readings at the largest K of ``Ks`` and training size ``n``
+    (every other claim as it is). A reading with nothing recorded is not shown; a claim left with
+    none keeps its one reading."""
     Ks = sorted(Ks)
     out = []
     for c in claims:
@@ -146,7 +148,12 @@ def with_readings(claims: Iterable[Claim], records: Mapping, Ks: Iterable[int], 
             c = dataclasses.replace(c, reading=PRIMARY_1B, readings=tuple(readings_1b(records, Ks[-1], n, mlps, rule)))
         elif c.claim == CLAIMS["1a"]:
             c = dataclasses.replace(c, reading=PRIMARY_1A, readings=tuple(readings_1a(records, Ks, n, rule, mlps)))
-        out.append(c)
+        elif c.claim == CLAIMS["2"] and ns is not None:
+            c = dataclasses.replace(c, reading="ReGLU below ReLU at every K ≥ 10", readings=tuple(readings_2(records, Ks, n, ns, rule)))
+        elif c.claim == CLAIMS["gelu~relu"]:
+            c = dataclasses.replace(c, reading=f"GELU / ReLU within {EQUIVALENCE_MARGIN:g}× either way at every K",
+                                    readings=tuple(readings_gelu(records, Ks, n, rule)))
+        out.append(c if c.readings else dataclasses.replace(c, reading=""))
     return out
 
 
@@ -235,3 +242,109 @@ def plot_positions(records: Mapping, Ks: Iterable[int], n: int, mlps: Iterable[s
         if title:
             ax.set_title(title)
     return fig
+
+
+# --------------------------------------------------------------- finding 2 and Figure 6's words
+#: "substantially": at least this much lower a test MSE (ratio below it: 20 % lower error)
+SUBSTANTIAL = 0.8
+#: the claims of Section 3.2 the findings table does not judge, in the paper's words
+MORE_CLAIMS = {
+    "relu": "\u201cReLU ... substantially outperforms global RFM when many clusters are present\u201d (§3.2)",
+    "uneven": "\u201cThe improvement [of gating] is not uniform in the smallest-data regime\u201d (A.2)",
+    "link": "\u201cSpecialized neurons improve data efficiency\u201d (title): the networks that come close to the oracle "
+            "are the specialized ones",
+}
+#: what would judge the title's causal link, which no recorded cell can
+LINK_EXPERIMENT = ("not judged by these records: it needs, at one scale, networks that do and networks that do not come "
+                   "close to the oracle, page 03's units per cluster of each, and a change that moves specialization alone "
+                   "(the initialization readings of this page move it; their cells record both numbers)")
+
+
+def _parts(records: Mapping, a: str, b: str, Ks: Iterable[int], n: int, *, threshold: float = 1.0, lower: float = 0.0,
+           rule: str = "best", n_b: int | None = None) -> tuple[Part, ...]:
+    """``a / b`` below ``threshold`` (above ``lower``) at each K where both ran, ``b`` at ``n_b``
+    (default ``n``) when it differs: on the means and run by run."""
+    out = []
+    for K in Ks:
+        ra, rb = per_run(records, a, K, n, rule), per_run(records, b, K, n if n_b is None else n_b, rule)
+        runs = sorted(set(ra) & set(rb))
+        if runs:
+            mean = float(np.mean([ra[r] for r in runs])) / float(np.mean([rb[r] for r in runs]))
+            out.append(Part(f"K = {K}", mean, tuple(ra[r] / rb[r] for r in runs), low=lower, high=threshold))
+    return tuple(out)
+
+
+def _same_side(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> tuple[Part, ...]:
+    """GELU on the same side of global RFM as ReLU at each K: (GELU / RFM - 1)(ReLU / RFM - 1) > 0,
+    on the means and run by run."""
+    out = []
+    for K in Ks:
+        g, r, k = (per_run(records, m, K, n, rule) for m in ("mlp-gelu", "mlp-relu", RFM))
+        runs = sorted(set(g) & set(r) & set(k))
+        if runs:
+            def side(gv, rv, kv):
+                return (gv / kv - 1) * (rv / kv - 1)
+            mean = side(*(float(np.mean([d[x] for x in runs])) for d in (g, r, k)))
+            out.append(Part(f"K = {K}", mean, tuple(side(g[x], r[x], k[x]) for x in runs), low=0.0))
+    return tuple(out)
+
+
+def readings_2(records: Mapping, Ks: Iterable[int], n: int, ns: Iterable[int], rule: str = "best") -> list[Reading]:
+    """Finding 2's other readings ("gating can substantially improve sample efficiency", §1):
+    ReGLU at least 20 % below ReLU at every K >= 10; and, at the largest n, ReGLU at the smallest
+    n no worse than :data:`~..verdicts.EQUIVALENCE_MARGIN` × ReLU at the largest, at every K >= 10."""
+    big = [K for K in sorted(Ks) if K >= 10]
+    out = []
+    if parts := _parts(records, "mlp-reglu", "mlp-relu", big, n, threshold=SUBSTANTIAL, rule=rule):
+        out.append(Reading(f"ReGLU ≥ {1 - SUBSTANTIAL:.0%} below ReLU at every K ≥ 10", parts, why="\"substantially improve\" (§1)"))
+    ns = sorted(ns)
+    if len(ns) > 1 and n == ns[-1]:
+        if parts := _parts(records, "mlp-reglu", "mlp-relu", big, ns[0], threshold=EQUIVALENCE_MARGIN, rule=rule, n_b=n):
+            out.append(Reading(f"ReGLU at n = {ns[0]:,} within {EQUIVALENCE_MARGIN:g}× of ReLU at n = {n:,}".replace(",", "\u202f"),
+                               parts, why="\"improve sample efficiency\": fewer samples for the same error"))
+    return out
+
+
+def readings_gelu(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> list[Reading]:
+    """"GELU behaves similarly to ReLU" read one-sided (GELU no worse than 1.25× ReLU) and as the
+    qualitative pattern (on ReLU's side of global RFM at every K)."""
+    out = []
+    if parts := _parts(records, "mlp-gelu", "mlp-relu", sorted(Ks), n, threshold=EQUIVALENCE_MARGIN, rule=rule):
+        out.append(Reading(f"GELU no worse than {EQUIVALENCE_MARGIN:g}× ReLU at every K", parts, why="a better GELU is not unlike ReLU"))
+    if parts := _same_side(records, sorted(Ks), n, rule):
+        out.append(Reading("GELU on ReLU's side of global RFM at every K", parts, why="the same qualitative pattern"))
+    return out
+
+
+def more_claims(records: Mapping, Ks: Iterable[int], ns: Iterable[int], page: str, profile: str, width: int, batch: int,
+                rule: str = "best") -> list[Claim]:
+    """Section 3.2's claims the findings table leaves unjudged, at the largest n of ``ns``: ReLU
+    against global RFM (primary: 20 % lower error at the largest K, "substantially"; beside it,
+    any improvement), gating's unevenness at the smallest n, and the title's causal link (a row
+    that says what experiment would judge it)."""
+    Ks, ns = sorted(Ks), sorted(ns)
+    n, K = ns[-1], Ks[-1]
+    out = []
+    strict = _parts(records, "mlp-relu", RFM, [K], n, threshold=SUBSTANTIAL, rule=rule)
+    if strict:
+        any_better = Reading("ReLU below global RFM at the largest K", _parts(records, "mlp-relu", RFM, [K], n, rule=rule),
+                             why="\"outperforms\" without \"substantially\"")
+        out.append(dataclasses.replace(
+            Claim.judged(page, MORE_CLAIMS["relu"], strict, f"K = {K}, relu / rfm: {strict[0].mean:.2f}× on the means",
+                         profile=profile, width=width, batch=batch, n=n),
+            reading=f"ReLU ≥ {1 - SUBSTANTIAL:.0%} below global RFM at the largest K", readings=(any_better,)))
+    big = [k for k in Ks if k >= 10]
+    pairs = {k: (per_run(records, "mlp-reglu", k, ns[0], rule), per_run(records, "mlp-relu", k, ns[0], rule)) for k in big}
+    runs = sorted(set.intersection(*(set(a) & set(b) for a, b in pairs.values()))) if pairs else []
+    if runs and len(ns) > 1:
+        # the part holds where gating fails at some K: the largest ReGLU / ReLU over K >= 10 is at least 1
+        worst = tuple(max(a[r] / b[r] for a, b in pairs.values()) for r in runs)
+        mean = max(float(np.mean([a[r] for r in runs])) / float(np.mean([b[r] for r in runs])) for a, b in pairs.values())
+        part = Part(f"n = {ns[0]}, largest ReGLU / ReLU over K ≥ 10", mean, worst, low=1.0, closed=True)
+        out.append(Claim.judged(page, MORE_CLAIMS["uneven"], [part],
+                                f"at n = {ns[0]:,}, the largest ReGLU / ReLU over K ≥ 10: {mean:.2f} on the means "
+                                f"({', '.join(f'{v:.2f}' for v in worst)} by run)".replace(",", "\u202f", 1), profile=profile,
+                                width=width, batch=batch, n=ns[0]))
+    out.append(Claim.judged(page, MORE_CLAIMS["link"], [Part("not judged", None, ())], LINK_EXPERIMENT, profile=profile,
+                            width=width, batch=batch, n=n))
+    return out
