@@ -150,7 +150,8 @@ class XRFMOracle:
 def xrfm_oracle(X, y, groups, X_test, y_test, groups_test, *, iterations: int = 3, **kwargs) -> XRFMOracle:
     """One :func:`xrfm_rfm` fit per true cluster (iterations 0..``iterations``), each scored on
     that cluster's test points: the ``oracle-rfm`` method fitted by xrfm. ``kwargs`` go to
-    :func:`xrfm_rfm` (bandwidth, ridge, agop_samples, dtype, seed...)."""
+    :func:`xrfm_rfm` (bandwidth, ridge, agop_samples, dtype, seed...). A cluster without test
+    points is not fitted; a test point of a cluster without training points is an error."""
     cpu = torch.device("cpu")
     X = as_matrix(X, "X", cpu, torch.float64)
     y = as_vector(y, "y", X.shape[0], cpu, torch.float64)
