@@ -133,3 +133,22 @@ def test_the_headline_counts_best_evidence_and_names_the_title_claims_reading(tm
     assert "of the paper's 2 judged claims: 1 reproduces, 1 does not reproduce" in text
     assert "**does not reproduce** at its best evidence (long (recorded), width 4\u202f096" in text
     assert "read as within 2× of the better oracle; 1 of 2 readings agree" in text
+
+
+def test_figure1s_claim_carries_the_whole_width_and_chance_readings():
+    from scipy.stats import beta
+
+    from monosem.experiments.questions.figure1 import claim_readings as f1r
+    from monosem.experiments.questions.figure1.table import figure1_claims
+
+    # the bound against a direct computation: u_1^2 ~ Beta(1/2, (d - 1)/2)
+    assert math.isclose(f1r.chance_share(40, 10), 10 * beta(0.5, 19.5).sf(0.71 ** 2), rel_tol=1e-6)
+    rows = [{"branch": "relu", "seed": s, "n_active": 500, "width": 2048, "frac_A071": 0.4, "frac_A090": 0.3, "frac_D1": 0.5,
+             "frac_D2": 0.4, "test_mse": 0.01, "lr": 0.004} for s in range(5)]
+    claim = next(c for c in figure1_claims(rows, "03_x", "cpu", 2048, 2048, 100_000) if "ReLU" in c.claim)
+    by_name = {r.name.split(" ")[1]: r for r in claim.readings}
+    width = next(r for r in claim.readings if "whole width" in r.name).parts[0]
+    assert math.isclose(width.mean, 0.4 * 500 / 2048) and width.values == (0.4 * 500 / 2048,) * 5
+    assert next(r for r in claim.readings if "whole width" in r.name).verdict == "does not reproduce"  # 9.8 % < 10 %
+    assert next(r for r in claim.readings if "chance" in r.name).verdict == "reproduces"
+    assert claim.reading == f1r.PRIMARY and by_name

@@ -11,6 +11,7 @@ and :mod:`.readings` (recorded, with the paper-scale runs); the sensitivity stud
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +26,7 @@ from ....tables import count, span, thousands
 from ...estimate import DeviceModel, mlp_update_seconds
 from ...registry import register_cost
 from ...verdicts import Part, against_note
+from .claim_readings import PRIMARY, readings_of
 from .base import BRANCH_NAMES, FIGURE1_READING, Figure1Run, branch_means, neuron_panels
 from .lazy import ScaledRun, regime_numbers
 
@@ -129,17 +131,21 @@ def figure1_claims(rows: list[dict], page: str, profile: str, width: int, batch:
                    detail: str = "") -> list:
     """One :class:`~monosem.experiments.verdicts.Claim` per row of the paper's Figure 1, judged on
     ``rows`` (:func:`~.base.table_rows`, or a recorded run's rows) by :func:`figure1_row_status`, at the
-    scale ``profile``, ``width``, ``batch``, ``n`` (training size) and ``detail``."""
+    scale ``profile``, ``width``, ``batch``, ``n`` (training size) and ``detail``; each carries the
+    claim's other readings (:mod:`.claim_readings`)."""
     from ...verdicts import Claim
 
     paper = PAPER_FIGURE1 if paper is None else paper
+    model = figure1_model()
     out = []
     for branch, row in paper.items():
         mine = [r for r in rows if r["branch"] == branch]
         _, evidence = figure1_row_status(mine, row)
         claim = f"Figure 1, {BRANCH_NAMES.get(branch, branch)}: {row[1]:.1f} % / {row[2]:.1f} % of active neurons with A ≥ 0.71 / 0.90"
-        out.append(Claim.judged(page, claim, [figure1_part(mine, row)], evidence, profile=profile, width=width, batch=batch,
-                                n=n, unit="seed", detail=detail))
+        judged = Claim.judged(page, claim, [figure1_part(mine, row)], evidence, profile=profile, width=width, batch=batch,
+                              n=n, unit="seed", detail=detail)
+        readings = readings_of(mine, model.d, model.K)
+        out.append(dataclasses.replace(judged, reading=PRIMARY, readings=tuple(readings)) if readings else judged)
     return out
 
 
