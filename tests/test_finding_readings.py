@@ -152,3 +152,29 @@ def test_figure1s_claim_carries_the_whole_width_and_chance_readings():
     assert next(r for r in claim.readings if "whole width" in r.name).verdict == "does not reproduce"  # 9.8 % < 10 %
     assert next(r for r in claim.readings if "chance" in r.name).verdict == "reproduces"
     assert claim.reading == f1r.PRIMARY and by_name
+
+
+def test_section_3_3s_readings_are_recomputed_from_the_recorded_cells():
+    from monosem.experiments.families.gated import GATED_LAPLACE, GATED_RFM
+    from monosem.experiments.questions import gates_readings as gr, learned_gates as lg
+
+    L = get_profile("long")
+    records = lg.recorded_long(L)
+    n = max(j.n for j in records if j.method == GATED_RFM)
+    Ks = lg.main_Ks(L.gates.Ks)
+    claims = gr.with_readings(lg.claims(records, L.gates.Ks, n, "05", "long", 1, 1), records, L.gates.Ks, n)
+    oracle = next(c for c in claims if c.claim == lg.ORACLE_CLAIM)
+    gap = next(r for r in oracle.readings if "(log" not in r.name)
+    for K, part in zip(Ks, gap.parts):
+        g, m, o = (_scores(records, x, K, n) for x in (RFM, GATED_RFM, ORACLE_RFM))
+        assert np.allclose(part.values, [(g[r] - m[r]) / (g[r] - o[r]) for r in sorted(m)])
+    more = {c.claim: c for c in gr.more_claims(records, L.gates.Ks, n, "05", "long", 1, 1)}
+    lap = more[gr.LAPLACE_CLAIM]
+    for K, part in zip(Ks, lap.parts):
+        a, b = _scores(records, GATED_LAPLACE, K, n), _scores(records, LAPLACE, K, n)
+        assert np.allclose(part.values, [a[r] / b[r] for r in sorted(a)]) and part.high == fr.SUBSTANTIAL
+    ari = more[gr.SEPARATES_CLAIM]
+    for K, part in zip(Ks, ari.parts):
+        expect = [r["metrics"]["gate_ari_test"] for j, r in sorted(records.items(), key=lambda kv: kv[0].run)
+                  if (j.method, j.K, j.n) == (GATED_RFM, K, n)]
+        assert np.allclose(part.values, expect) and part.low == gr.SEPARATES_ARI
