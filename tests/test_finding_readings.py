@@ -178,3 +178,26 @@ def test_section_3_3s_readings_are_recomputed_from_the_recorded_cells():
         expect = [r["metrics"]["gate_ari_test"] for j, r in sorted(records.items(), key=lambda kv: kv[0].run)
                   if (j.method, j.K, j.n) == (GATED_RFM, K, n)]
         assert np.allclose(part.values, expect) and part.low == gr.SEPARATES_ARI
+
+
+def test_the_xrfm_oracle_cells_give_finding_1b_against_each_implementation(long):
+    from monosem.experiments.questions import oracle_peers as op
+
+    _, _, lad = long
+    peers = recorded.load_recorded_cells(sweep("oracle-peers", "long"), "long")
+    assert len(peers) == len(op.peer_jobs(get_profile("long")))
+    rung = next(r for r in ladder.ladder_sizes("long").rungs if (r.width, r.batch) == (4096, 4096))
+    own = {j: r for j, r in lad.items() if j.K == 50 and j.n == rung.n
+           and (j.method in op.ORACLES or (j.method in rung.networks and (j.spec.width, j.spec.batch) == (4096, 4096)))}
+    parts = op.peer_ratio_parts(own, peers, rung.networks, 50, rung.n)
+    best = parts["oracle-rfm"]
+    nets = {m: _scores(own, m, 50, rung.n) for m in rung.networks}
+    mlp = min(nets.values(), key=lambda v: np.mean(list(v.values())))
+    for b in op.SETTINGS:
+        xr = {j.run: r["metrics"]["test_mse"] for j, r in peers.items() if j.spec.bandwidth == b}
+        assert np.allclose(parts[f"xrfm ({b})"].values, [mlp[r] / xr[r] for r in sorted(xr)])
+    # at this package's settings xrfm's oracle is this package's (tests/test_xrfm_conformance.py)
+    assert np.allclose(parts["xrfm (median)"].values, best.values, rtol=1e-2)
+    frame = op.peer_frame(peers, recorded.load_recorded_cells(sweep("ladder-gap", "long"), "long"), 4096, 4096, rung.n)
+    assert len(frame) == 50 * 5 * len(rung.networks)
+    assert "verdict is the same" in op.peer_numbers(parts, frame)["op_moves"]
