@@ -205,24 +205,21 @@ def test_the_studys_answers_read_a_tiny_study(tmp_path):
 
 
 def test_every_recorded_cell_is_still_found_and_unchanged():
-    """Every (setting, seed) of the file the study was recorded in before its cells is found as its
-    cell's recorded cell (legacy.NAMED_RECORDS), with the same rows and seconds."""
-    from monosem.experiments.legacy import NAMED_RECORDS
-    from monosem.experiments.recorded import load_recorded, load_recorded_cells
+    """Every recorded cell of the study (the study recorded as one named file before its cells,
+    rewritten as its cells) is found as the cell of a (setting, seed) of the study, and the
+    recorded study holds each once, with the cells' summed wall time."""
+    import json
 
-    assert NAMED_RECORDS[(f1s.METHOD, f1s.RECORDED_PROFILE)][0] == f1s.RECORDED_NAME
-    payload = load_recorded(f1s.RECORDED_NAME)["results"]
-    jobs = {(c["label"], c["seed"]): study_job(setting(payload["settings"][c["label"]]), c["seed"]) for c in payload["cells"]}
-    found = load_recorded_cells(list(jobs.values()), f1s.RECORDED_PROFILE)
-    assert len(found) == len(payload["cells"]) >= 48
-    for cell in payload["cells"]:
-        rec = found[jobs[cell["label"], cell["seed"]]]
-        assert rec["metrics"] == {"rows": cell["rows"], "seconds": cell["seconds"]}
-        assert rec["timing"]["seconds"] == cell["seconds"]
-    # the labels are the study's: recorded_study gives the file's cells in the file's order
+    from monosem.experiments.recorded import load_recorded_cells, recorded_cells_dir
+
+    files = {p.stem: json.loads(p.read_text()) for p in (recorded_cells_dir(f1s.RECORDED_PROFILE) / f1s.METHOD).glob("*.json")}
+    found = load_recorded_cells(f1s.study_jobs(), f1s.RECORDED_PROFILE)
+    assert len(found) == len(files) >= 48
+    for job, rec in found.items():
+        assert files[job.key()] == rec
     rec = f1s.recorded_study()
-    assert rec["results"]["cells"] == [{k: c[k] for k in ("label", "seed", "seconds", "rows")} for c in payload["cells"]]
-    assert rec["seconds"] == pytest.approx(load_recorded(f1s.RECORDED_NAME)["seconds"])
+    assert len(rec["results"]["cells"]) == len(found)
+    assert rec["seconds"] == pytest.approx(sum(r["timing"]["seconds"] for r in found.values()))
 
 
 def test_the_study_readings_are_the_recorded_studys_best():

@@ -26,16 +26,16 @@ def test_the_paper_start_is_the_recorded_gated_rfm_and_the_identity_start_is_iso
 
 
 def test_the_diagnosis_is_a_cell_and_the_recorded_entries_are_found_as_cells(tmp_path):
-    """A diagnosis is a cell of its gated RFM cell; every entry of the file it was recorded in
-    before is found as the recorded cell of its (K, n, run), and its start from G_c is that gated
+    """A diagnosis is a cell of its gated RFM cell; every recorded diagnosis (those recorded in one
+    named file before they were cells among them) is found as the recorded cell of its (K, n,
+    run), and its start from G_c is that gated
     cell's own fit: the same test MSE at every iteration, to the last bits of a retrained network
     (the diagnosis trained its source network alone, the recorded cell in a stack of networks,
     whose float32 sums run in another order)."""
     import pytest
 
-    from monosem.experiments.legacy import NAMED_RECORDS
     from monosem.experiments.questions import gated_metric as gm
-    from monosem.experiments.recorded import load_recorded, load_recorded_cells
+    from monosem.experiments.recorded import load_recorded_cells, recorded_cells_dir
     from monosem.profiles import get_profile
 
     L = get_profile("long")
@@ -43,8 +43,8 @@ def test_the_diagnosis_is_a_cell_and_the_recorded_entries_are_found_as_cells(tmp
 
     def found_spec(job):  # the spec of Figure 4's gated RFM cell at the same data
         return next(j.spec for j in sweep("fig4", L, Ks=[job.K], methods=["gated-rfm"]) if j.data == job.data)
-    entries = load_recorded(NAMED_RECORDS[(gm.METHOD, "long")][0])["results"]["entries"]
-    assert {(e["K"], e["n"], e["run"]) for e in entries} <= {(j.K, j.n, j.run) for j in found}
+    assert {p.stem for p in (recorded_cells_dir("long") / gm.METHOD).glob("*.json")} == {j.key() for j in found}
+    assert len(found) >= 10
     gated = load_recorded_cells([Job("gated-rfm", j.data, j.spec, "long") for j in found], "long")
     for job, rec in found.items():
         assert job.method == gm.METHOD and job.spec == found_spec(job)

@@ -92,25 +92,25 @@ def test_a_recorded_reading_is_recomputed_by_the_package():
     from its recorded configuration gives the recorded numbers."""
     import torch
 
-    from monosem.experiments.recorded import load_recorded, same_instruction_set
+    from monosem.experiments.questions.figure1.readings import reading_job
+    from monosem.experiments.recorded import load_recorded_cells, same_instruction_set
 
-    rec = load_recorded("figure1_readings_w512")
+    job = reading_job(get_profile("cpu"), fig1.READINGS[0], width=512, step_revision=1)
+    rec = load_recorded_cells([job], "cpu").get(job)
     if rec is None:
         pytest.skip("the width-512 ablation is not recorded")
-    config = {k: tuple(v) if isinstance(v, list) else v for k, v in rec["results"]["config"].items() if k != "profile"}
-    revision = config.pop("step_revision", 1)  # a record that names no revision was computed with 1
-    sizes = dataclasses.replace(get_profile(rec["results"]["config"]["profile"]).specialization, **config)
+    sizes = job.spec
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the record's machine ran one thread
     try:
-        run = fig1.train_figure1(fig1.READINGS[0].at(sizes, seeds=(0,), step_revision=revision), "gelu", progress=False)
+        run = fig1.train_figure1(dataclasses.replace(job.spec, seeds=(0,)), "gelu", progress=False)
     finally:
         torch.set_num_threads(threads)
     from monosem.data import figure1_model
     from monosem.specialization import specialization_table
 
     row = specialization_table(run.models[0], figure1_model().directions)[0]
-    want = next(r for r in rec["results"]["readings"]["zero readout"]["rows"] if r["branch"] == "gelu" and r["seed"] == 0)
+    want = next(r for r in rec["metrics"]["rows"] if r["branch"] == "gelu" and r["seed"] == 0)
     # the record's numbers on its own instruction set; elsewhere float32 rounding drifts over
     # 6 000 updates (recomputed on a 2-core AMD EPYC with ATen's default kernels and
     # MKL_CBWR=COMPATIBLE: a test MSE 4.3 % higher, 3 more active neurons of 512)
@@ -227,18 +227,10 @@ def test_study_readings_set_the_readout_rate_and_the_value_scale(tmp_path):
     assert list(tmp_path.glob("*_v0.3.pt")) and run.reading == "value x0.3"
     plain = fig1.train_figure1(fig1.FIGURE1_READING.at(sizes), "reglu", seeds=(0,), progress=False)
     assert run.test_mse != plain.test_mse
-    from monosem.experiments.legacy import named_records
-    from monosem.experiments.questions.figure1.readings import reading_job
-
-    paper = get_profile("paper")
-    assert named_records(reading_job(paper, rate), "paper") == ["figure1_readings_paper_w2048",
-                                                                 "figure1_readings_paper_w2048_readout_rate_x0_28"]
-    assert named_records(reading_job(paper, fig1.FIGURE1_READING), "paper") == ["figure1_readings_paper_w2048"]
-    assert named_records(reading_job(get_profile("cpu"), value), "cpu") == ["figure1_readings_w512", "figure1_readings_w512_value_x0_3"]
 
 
 def _record(rows: list[dict], **results) -> dict:
-    """A recorded run as :func:`monosem.experiments.recorded.load_recorded` gives it: one reading
+    """A recorded run as :func:`~monosem.experiments.questions.figure1.readings.recorded_readings` gives it: one reading
     whose table is ``rows``, the ReLU table at one rate (0.004, selected) and the importance spread."""
     relu_rates = [r | {"val_mse": 0.01, "selected": True} for r in rows if r["branch"] == "relu"]
     spread = {act: {"0.5": 5.0, "0.9": 20.0, "0.99": 40.0, "0.999": 50.0} for act in ("relu", "gelu")}
@@ -309,21 +301,19 @@ def test_the_study_readings_at_the_papers_scale_and_page_03s_closing_numbers(cap
     assert out.startswith("a line\n") and "balanced" in out
 
 
-def test_every_figure1_run_recorded_in_a_named_file_is_found_as_its_cells_unchanged():
-    """The Figure 1 runs recorded as one named file each (the readings ablation at widths 512 and
-    2 048, the paper-scale runs) are found as the recorded cells of their readings, entry for entry."""
+def test_every_figure1_run_recorded_in_a_named_file_is_found_as_its_cells():
+    """The Figure 1 runs recorded as one named file each before they were cells (the readings
+    ablation at widths 512 and 2 048, the paper-scale runs) are found as the recorded cells of
+    their readings, each run's cells at one width, batch and step revision."""
     from monosem.experiments.questions.figure1.readings import recorded_readings
-    from monosem.experiments.recorded import load_recorded, recorded_path
 
-    for profile, width, chosen, name in (("cpu", 512, fig1.READINGS, "figure1_readings_w512"),
-                                         ("cpu", 2048, fig1.READINGS, "figure1_readings_w2048"),
-                                         ("paper", 2048, [fig1.FIGURE1_READING], "figure1_readings_paper_w2048"),
-                                         ("paper", 2048, fig1.STUDY_READINGS[:1], "figure1_readings_paper_w2048_readout_rate_x0_28")):
-        if not recorded_path(name).exists():
-            continue
-        old, got = load_recorded(name), recorded_readings(profile, width, chosen)
-        assert got is not None and got["results"]["readings"] == old["results"]["readings"], name
-        assert (got["profile"], got["recorded"], got["results"]["width"]) == (old["profile"], old["recorded"], old["results"]["width"])
+    for profile, width, chosen, names in (("cpu", 512, fig1.READINGS, {"zero readout", "small init", "balanced", "muP"}),
+                                          ("cpu", 2048, fig1.READINGS, {"zero readout", "small init", "balanced"}),
+                                          ("paper", 2048, [fig1.FIGURE1_READING], {"balanced"}),
+                                          ("paper", 2048, fig1.STUDY_READINGS[:1], {"readout rate x0.28"})):
+        got = recorded_readings(profile, width, chosen)
+        assert got is not None and names <= set(got["results"]["readings"]), (profile, width)
+        assert got["results"]["width"] == width and got["results"]["batch"] == get_profile(profile).specialization.batch
 
 
 def test_the_width_check_compares_each_study_reading_with_balanced_at_both_widths():

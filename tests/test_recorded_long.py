@@ -11,7 +11,7 @@ from monosem.experiments.questions.regime import regime_cells, regime_findings, 
 from monosem.experiments.sweeps import sweep
 
 #: every sweep with recorded cells in the long profile
-LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "ladder", "ladder-gap")
+LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "ladder", "ladder-gap", "oracle-peers")
 
 
 @pytest.mark.recorded
@@ -38,18 +38,14 @@ def test_a_recorded_cell_is_recomputed_by_the_cli(tmp_path, figure, K, n, run, m
 
 
 def recorded_file_keys(recorded):
-    """The keys of the recorded cells that are files of their own, one per cell; the others are
-    entries of a named record file (the gated-metric diagnosis recorded before it was a cell)."""
+    """The keys of the recorded cells, each a file of its own."""
     from monosem.experiments.cache import job_key
-    from monosem.experiments.legacy import NAMED_RECORDS
-    from monosem.experiments.recorded import load_recorded, recorded_cells_dir
+    from monosem.experiments.recorded import recorded_cells_dir
 
-    name = NAMED_RECORDS[("gated-metric", "long")][0]
-    named = {(e["K"], e["n"], e["run"]) for e in load_recorded(name)["results"]["entries"]}
     keys = [job_key(rec["config"]) for rec in recorded.values()]
     on_disk = {p.stem for p in recorded_cells_dir("long").glob("*/*.json")}
-    assert all(k in on_disk or (j.K, j.n, j.run) in named for k, j in zip(keys, recorded)), "a found cell has no file"
-    return sorted(k for k in keys if k in on_disk)
+    assert all(k in on_disk for k in keys), "a found cell has no file"
+    return sorted(keys)
 
 
 def test_every_recorded_cell_belongs_to_a_declared_sweep():
@@ -69,25 +65,21 @@ def test_every_recorded_cell_belongs_to_a_declared_sweep():
 
 
 def test_every_recorded_cell_is_found_by_its_key_and_unchanged(tmp_path):
-    """Each recorded file is found by exactly one declared job, under the key that job spells
-    (its current one, or the one spelled before the specs were typed), and restoring it into a
-    cache gives back exactly its metrics."""
+    """Each recorded file is found by exactly one declared job, under that job's key, and restoring
+    it into a cache gives back exactly its metrics."""
     import json
 
     from monosem.experiments.cache import config_without_version, job_key
-    from monosem.experiments.legacy import legacy_config
     from monosem.experiments.recorded import recorded_cells_dir, restore_cells
 
     declared = [j for f in LONG_SWEEPS for j in sweep(f, "long")]
     recorded = load_recorded_cells(declared, "long")
     files = {p.stem: json.loads(p.read_text()) for p in recorded_cells_dir("long").glob("*/*.json")}
     assert recorded_file_keys(recorded) == sorted(files)
-    recorded = {job: rec for job, rec in recorded.items() if job_key(rec["config"]) in files}
     for job, record in recorded.items():
         key = job_key(record["config"])
-        assert key in (job.key(), job_key(legacy_config(job))) and files[key] == record
-        assert config_without_version(record["config"]) in (config_without_version(job.config()),
-                                                            config_without_version(legacy_config(job)))
+        assert key == job.key() and files[key] == record
+        assert config_without_version(record["config"]) == config_without_version(job.config())
     cache = ResultCache(tmp_path)
     some = dict(list(recorded.items())[:: max(1, len(recorded) // 12)])
     assert restore_cells(list(some), cache, "long") == len(some)

@@ -136,17 +136,18 @@ def test_the_dynamics_are_one_cell_computed_by_the_cli_like_the_page(tmp_path):
 
 
 def test_the_recorded_paper_cell_is_the_paper_profiles_computation():
-    """The paper profile's dynamics, recorded as one named file before they were a cell, are found
-    as that cell (legacy.NAMED_RECORDS) and were computed at the paper profile's sizes."""
-    from monosem.experiments.legacy import NAMED_RECORDS
+    """The paper profile's dynamics (recorded as one named file before they were a cell) are found
+    as that cell, its own file, and were computed at the paper profile's sizes."""
+    import json
+
     from monosem.experiments.questions import theorem1_record as t1
-    from monosem.experiments.recorded import load_recorded
+    from monosem.experiments.recorded import recorded_cells_dir
     from monosem.profiles import get_profile
 
     sizes = get_profile("paper").theorem1
     rec = t1.recorded_run("paper")
-    payload = load_recorded(NAMED_RECORDS[(t1.METHOD, "paper")][0])
-    assert rec is not None and rec["metrics"] == payload["results"] and rec["timing"]["seconds"] == payload["seconds"]
+    (path,) = (recorded_cells_dir("paper") / t1.METHOD).glob("*.json")
+    assert rec is not None and rec == json.loads(path.read_text()) and path.stem == rec["key"]
     res = rec["metrics"]
     assert res["t_max"] == sizes.t_max and res["tracking"]["eps"] == list(sizes.epsilons)
     assert {(f["K"], f["R"]) for f in res["flows"]} <= {(K, R) for K in sizes.Ks for R in sizes.Rs}

@@ -10,8 +10,9 @@ Results are small JSON files (config, metrics, timings, versions) written atomic
 either absent or complete, so a sweep interrupted at any point resumes where it stopped and a
 finished cell is never recomputed. A file is trusted only after a schema check
 (:func:`check_record`): one that fails it is moved aside and its cell counts as missing. A result
-stored under a key spelled before the specs were typed is found through :mod:`.legacy`. Nothing is
-ever unpickled.
+stored under a key of cache versions 1 and 2 (spelled before the specs were typed) is not read: a
+cache holding one says so once, naming ``python scripts/migrate_recorded.py --cache PATH``, which
+rewrites it under its typed key. Nothing is ever unpickled.
 
 Workers that share a cache split its cells: a worker computes a cell only while it holds the
 cell's lock (``<method>/<key>.lock``, an advisory ``flock`` through :mod:`filelock`, which the
@@ -28,8 +29,10 @@ import math
 import numbers
 import os
 import platform
+import re
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -38,13 +41,14 @@ from filelock import FileLock
 
 from ..atomic import atomic_write_json, quarantine
 from .specs import data_config, spec_config
-from .legacy import legacy_config
 
 __all__ = ["CACHE_VERSION", "EARLIER_CPU_SECONDS", "EARLIER_SECONDS", "ERROR_METRICS", "Job", "ResultCache", "check_record",
-           "config_without_version", "default_cache_dir", "atomic_write_json", "job_key", "machine_description"]
+           "config_without_version", "default_cache_dir", "atomic_write_json", "job_key", "machine_description", "unmigrated",
+           "warn_unmigrated"]
 
 #: Bump when a change to the code makes old cached results wrong. 3: the key is the cell's typed
-#: specs serialized whole (:mod:`.specs`); the keys of versions 1 and 2 are spelled in :mod:`.legacy`.
+#: specs serialized whole (:mod:`.specs`); ``scripts/migrate_recorded.py`` rewrites a result of versions 1 and
+#: 2 (a flat dictionary of settings) under its typed key.
 CACHE_VERSION = 3
 #: metric names by which a computation resumed from a checkpoint reports the wall and CPU time of
 #: its earlier sittings; :meth:`ResultCache.save` adds them to the cell's timing
@@ -241,6 +245,41 @@ def config_without_version(config: dict[str, Any]) -> str:
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+#: a result file's opening when its configuration is spelled the flat way of cache versions 1 and 2
+#: (its first keys ``K`` and ``cache_version``; a typed one's first is ``cache_version``), as
+#: :func:`atomic_write_json` writes it
+_FLAT_CONFIG = re.compile(rb'^\{\s*"config":\s*\{\s*"K":\s*\d+,\s*"cache_version":\s*[12],')
+#: the cache folders already looked through for such files, in this process
+_LOOKED: set[Path] = set()
+
+
+def unmigrated(root: str | os.PathLike) -> list[Path]:
+    """The result files under ``root`` (``<method>/<key>.json``) stored under a key of cache
+    versions 1 and 2, which nothing reads (read from each file's first bytes only)."""
+    found = []
+    for path in sorted(Path(root).glob("*/*.json")):
+        try:
+            with open(path, "rb") as fh:
+                if _FLAT_CONFIG.match(fh.read(128)):
+                    found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def warn_unmigrated(root: str | os.PathLike) -> None:
+    """Warn, once per folder and process, when ``root`` holds results stored under a key of cache
+    versions 1 and 2, naming the command that rewrites them under their typed keys."""
+    root = Path(root)
+    if root in _LOOKED:
+        return
+    _LOOKED.add(root)
+    old = unmigrated(root) if root.is_dir() else []
+    if old:
+        warnings.warn(f"{root} holds {len(old)} results keyed before cache version 3 (e.g. {old[0]}), which are not read: "
+                      f"`python scripts/migrate_recorded.py --cache {root}` rewrites them under their typed keys", stacklevel=3)
+
+
 class ResultCache:
     """A folder of ``<method>/<key>.json`` result files."""
 
@@ -255,32 +294,21 @@ class ResultCache:
         """Where ``job``'s result is written."""
         return self.root / job.method / f"{job.key()}.json"
 
-    def _found(self, job: Job) -> tuple[Path, dict[str, Any]] | None:
-        """The file holding ``job``'s result and the configuration it must hold: under the
-        current key, else under the key spelled before the specs were typed (:mod:`.legacy`)."""
-        path = self.path(job)
-        if path.exists():
-            return path, job.config()
-        old = legacy_config(job)
-        if old is not None:
-            path = self.root / job.method / f"{job_key(old)}.json"
-            if path.exists():
-                return path, old
-        return None
-
     def has(self, job: Job) -> bool:
         """Whether a result file exists for ``job`` (readable or not: see :meth:`status`)."""
-        return self._found(job) is not None
+        if self.path(job).exists():
+            return True
+        warn_unmigrated(self.root)
+        return False
 
     def load(self, job: Job) -> dict[str, Any]:
         """The record of ``job``. A file that is undecodable, is not JSON or fails the schema
         check (:func:`check_record`: another job, wrong types, an error that is negative or not
         finite) is moved aside (``*.corrupt``, with a warning naming it) and ``FileNotFoundError``
         raised: the cell counts as missing, and a run recomputes that one cell."""
-        found = self._found(job)
-        if found is None:
+        if not self.has(job):
             raise FileNotFoundError(f"no result for {job.label()} in {self.root}")
-        path, config = found
+        path, config = self.path(job), job.config()
         with open(path, "rb") as fh:
             data = fh.read()
         try:

@@ -26,9 +26,8 @@ from ..device import get_device
 from ..models import MLP
 from ..specialization import active_set, alignment, importance
 from ..train import TrainConfig, TrainData, step_memory_bytes
-from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache, job_key
+from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
 from .specs import MixtureSpec
-from .legacy import legacy_config
 from .registry import method_of
 
 __all__ = ["compute", "compute_many", "plan", "dataset", "mse", "metrics", "cluster_args", "by_iteration", "solve_summary",
@@ -161,14 +160,11 @@ def _model_path(cache: ResultCache | None, job: Job) -> Path | None:
 
 
 def saved_network(cache: ResultCache, job: Job) -> tuple[Path, str] | None:
-    """The file holding a job's trained network and the key it must carry: under the current
-    key, else under the key spelled before the specs were typed (:mod:`.legacy`)."""
+    """The file holding a job's trained network and the key it must carry (a network saved under
+    a key of cache versions 1 and 2 is moved to its typed key by ``python scripts/migrate_recorded.py
+    --cache PATH``, with its cell)."""
     path = _model_path(cache, job)
-    if path.exists():
-        return path, job.key()
-    old = job_key(legacy_config(job))
-    path = cache.root / "models" / f"{old}.pt"
-    return (path, old) if path.exists() else None
+    return (path, job.key()) if path.exists() else None
 
 
 def load_network(job: Job, cache: ResultCache, net, what: str):

@@ -13,9 +13,10 @@ metrics, wall time, threads, versions) plus the machine and the commit that expo
 (:func:`record_cells`, ``python -m monosem record FIGURE --profile P``). A long run is committed
 cell by cell as it goes. :func:`load_recorded_cells` matches them to a sweep's jobs by their
 configuration without the cache version, so every recorded number is recomputable from its key:
-``python -m monosem run FIGURE --profile P --K .. --n .. --runs .. --methods ..``. Results
-recorded as one named file before they were cells are read (:func:`load_recorded`) only to find
-those cells (:mod:`.legacy`).
+``python -m monosem run FIGURE --profile P --K .. --n .. --runs .. --methods ..``. Every cell is
+stored under its typed key; ``scripts/migrate_recorded.py`` rewrote those recorded under the keys of
+cache versions 1 and 2, and the results recorded as one named file before they were cells, as such
+cells (a folder still holding one is reported, naming that command).
 """
 
 from __future__ import annotations
@@ -34,12 +35,9 @@ import torch
 
 from ..atomic import atomic_write_json
 from .cache import Job, ResultCache, config_without_version, job_key, machine_description
-from .legacy import cell_of_named_record, legacy_config, named_records
 from .specs import width_of
 
 __all__ = [
-    "recorded_path",
-    "load_recorded",
     "machine_description",
     "same_instruction_set",
     "recorded_cells_dir",
@@ -58,22 +56,6 @@ def _check_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name={name!r} must be lower-case letters, digits and underscores (a file stem)")
     return name
-
-
-def recorded_path(name: str) -> Path:
-    """Path of ``monosem/recorded/<name>.json`` (whether or not it exists)."""
-    return Path(str(resources.files("monosem") / "recorded")) / f"{_check_name(name)}.json"
-
-
-def load_recorded(name: str) -> dict[str, Any] | None:
-    """The named file ``monosem/recorded/<name>.json`` (a result recorded before it was a cell:
-    ``{"name", "profile", "recorded", "seconds", "machine", "results"}``), or None when there is
-    none; :func:`load_recorded_cells` reads these through :mod:`.legacy`."""
-    path = recorded_path(name)
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
 
 
 def same_instruction_set(record: dict[str, Any]) -> bool:
@@ -128,13 +110,12 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
             missing += 1
             continue
         record = cache.load(job)
-        old = _recorded(found, job, profile, named=root is None)
-        if old is not None:  # recorded already (under its current or its earlier key)
+        old = found.get(config_without_version(job.config()))
+        if old is not None:  # recorded already
             kept, new = old.get("metrics", {}), record["metrics"]
             if kept != new and not replace:
                 differ = sorted(k for k in kept.keys() | new.keys() if kept.get(k) != new.get(k))
                 where = base / job.method / f"{job_key(old['config'])}.json"
-                where = where if where.exists() else f"{job.method} {where.stem} (part of a named record)"
                 warnings.warn(f"recorded cell {where} differs from the cached result in {differ}; the recorded one "
                               "is kept (replace=True, or monosem record --replace, writes the cached one)", stacklevel=2)
             if kept == new or not replace:
@@ -149,26 +130,34 @@ def record_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathL
     return recorded, missing
 
 
+#: the folders of recorded cells already reported for holding cells under a key of cache versions 1
+#: and 2, in this process
+_REPORTED: set[Path] = set()
+
+
 def _index(base: Path) -> dict[str, dict[str, Any]]:
     """The recorded cells under ``base`` by their configuration without the cache version (an
-    unreadable file is left out, with a warning naming it)."""
+    unreadable file is left out, with a warning naming it; a cell stored under a key of cache
+    versions 1 and 2 too, with one warning per folder naming the command that migrates it)."""
     index: dict[str, dict[str, Any]] = {}
+    flat = []
     for path in sorted(base.glob("*/*.json")) if base.exists() else ():
         try:
             with open(path, encoding="utf-8") as fh:
                 record = json.load(fh)
+            if "spec" not in record["config"]:  # a flat dictionary of settings: cache versions 1 and 2
+                flat.append(path)
+                continue
             index[config_without_version(record["config"])] = record
-        except (OSError, ValueError, KeyError) as err:
+        except (OSError, ValueError, KeyError, TypeError) as err:
             warnings.warn(f"recorded cell {path} is unreadable ({err}); it is left out", stacklevel=3)
+    if flat and base not in _REPORTED:
+        _REPORTED.add(base)
+        command = ("python scripts/migrate_recorded.py" if base.parent == recorded_cells_dir("cpu").parent
+                   else f"python scripts/migrate_recorded.py --cache {base}")
+        warnings.warn(f"{base} holds {len(flat)} recorded cells keyed before cache version 3 (e.g. {flat[0]}), which are not "
+                      f"read: `{command}` rewrites them under their typed keys", stacklevel=3)
     return index
-
-
-def _match(index: dict[str, dict[str, Any]], job: Job) -> dict[str, Any] | None:
-    """``job``'s record in ``index``: keyed by its typed specs, or by the key spelled before they
-    were typed (:mod:`.legacy`)."""
-    record = index.get(config_without_version(job.config()))
-    old = legacy_config(job)
-    return record if record is not None or old is None else index.get(config_without_version(old))
 
 
 def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = None) -> dict[Job, dict[str, Any]]:
@@ -177,22 +166,10 @@ def load_recorded_cells(jobs, profile: str, *, root: str | os.PathLike | None = 
     index = _index(Path(root) if root is not None else recorded_cells_dir(profile))
     out = {}
     for job in dict.fromkeys(jobs):
-        record = _recorded(index, job, profile, named=root is None)
+        record = index.get(config_without_version(job.config()))
         if record is not None:
             out[job] = record
     return out
-
-
-def _recorded(index: dict[str, dict[str, Any]], job: Job, profile: str, *, named: bool) -> dict[str, Any] | None:
-    """``job``'s recorded cell: its file in ``index``, else (``named``) its part of a named file
-    recorded before it was a cell."""
-    record = _match(index, job)
-    for name in named_records(job, profile) if record is None and named else ():
-        payload = load_recorded(name)
-        record = None if payload is None else cell_of_named_record(job, profile, payload)
-        if record is not None:
-            break
-    return record
 
 
 def restore_cells(jobs, cache: ResultCache, profile: str, *, root: str | os.PathLike | None = None) -> int:

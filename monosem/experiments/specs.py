@@ -8,7 +8,7 @@ The cache key is these serialized whole (:func:`spec_config`): every field named
 its absence, with one exception: a network at Appendix A.2's default initialization
 (:data:`A2_INIT`) keeps the key it had before its initialization was a field
 (:meth:`NetworkSpec.spec_config`). The keys of cells computed before the specs were typed are
-spelled in :mod:`.legacy` and nowhere else.
+spelled only in ``scripts/migrate_recorded.py``, which rewrites such cells under their typed keys.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ class Reading:
         training reads. These are the kinds and fields under which every computed and recorded
         cell of the two methods is stored, so the one class keys each cell as its record is
         keyed: a cell is found, resumed from its checkpoints (``checkpoints/<key>``) and recorded
-        under one key, with no second spelling for :mod:`monosem.experiments.legacy` to try. A
+        under one key, with no second spelling to try. A
         field those kinds cannot hold must be at its default, or this raises ``ValueError``
         naming it.
         """
@@ -222,7 +222,7 @@ READINGS = (
 )
 
 #: The reading Figure 1's networks use: **balanced**, chosen by the recorded readings ablation
-#: (``monosem/recorded/figure1_readings_w512.json`` and ``_w2048``; page 03 prints its scores,
+#: (the cells of ``monosem/recorded/cells_cpu/figure1-reading/`` at widths 512 and 2048; page 03 prints its scores,
 #: :func:`.readings.ablation_verdict`), which scores each reading by its distance to the paper's
 #: whole table (six rows x active share, % A >= .71, % A >= .90). The "zero readout" reading
 #: (``monosem.models``' default initialization) is ``READINGS[0]`` (the ablations of page 03

@@ -15,8 +15,8 @@ Each reading at a profile's sizes is a cell of the result store (:func:`reading_
 (:func:`reading_entry`), resuming from checkpoints kept beside the cache. ``python -m monosem
 readings --profile P [--width W] [--readings NAME ...]`` computes the cells and ``--record`` ships
 them; :func:`recorded_readings` gathers the recorded cells of a profile and width into the shape
-the page reads. Figure 1 runs recorded in one named file per run are found through
-:data:`monosem.experiments.legacy.NAMED_RECORDS`. What page 03 shows of these records lives
+the page reads (the runs recorded in one named file per run before they were cells are such
+cells now). What page 03 shows of these records lives
 beside this module, one module per seam, and is re-exported here: the tables
 (:mod:`.readings_analysis`), the answers and the page's words (:mod:`.readings_words`) and the
 drawn neurons (:mod:`.readings_figures`).

@@ -66,7 +66,7 @@ from .study_figures import plot_map
 from .study_settings import SETTINGS, STUDY_BASE, STUDY_SEEDS, setting
 from .study_words import paper_best_step_share, study_numbers
 
-__all__ = ["STUDY_BASE", "SETTINGS", "STUDY_SEEDS", "setting", "StudyData", "METHOD", "RECORDED_PROFILE", "RECORDED_NAME", "measure",
+__all__ = ["STUDY_BASE", "SETTINGS", "STUDY_SEEDS", "setting", "StudyData", "METHOD", "RECORDED_PROFILE", "measure",
            "study_job", "study_jobs", "compute_study_cell", "run_study", "study_of_records", "recorded_study", "study_rows", "dead_share",
            "study_frame", "selected_frame", "fingerprints", "paper_distance", "FACTORS", "BRANCHES", "setting_means", "factor_effects",
            "plot_map", "ranking", "dead_neurons", "gate_value_split", "study_numbers", "WITHIN_PP", "WITHIN", "REACH_CELLS",
@@ -77,9 +77,6 @@ METHOD = "figure1-study"
 #: the profile the study's cells are recorded at (``monosem study figure1 --record``); the
 #: study's sizes are its settings', the same at every profile
 RECORDED_PROFILE = "cpu"
-#: the named file the study was recorded in before its cells (found through
-#: :data:`monosem.experiments.legacy.NAMED_RECORDS`)
-RECORDED_NAME = "figure1_sensitivity_w512"
 
 
 def dead_share(model: MLP, x: torch.Tensor, neurons: torch.Tensor | None = None) -> float:
@@ -219,8 +216,8 @@ def study_of_records(records: dict[Job, dict[str, Any]]) -> dict[str, Any]:
 
 def recorded_study() -> dict[str, Any] | None:
     """The recorded study (Section 3.1, A.1): the recorded cells of profile
-    :data:`RECORDED_PROFILE`, or those recorded in the named file :data:`RECORDED_NAME` before
-    they were cells. Returns ``{"recorded": the latest cell's date, "seconds": the cells' wall
+    :data:`RECORDED_PROFILE` (among them those of the study recorded as one named file before
+    it was cells). Returns ``{"recorded": the latest cell's date, "seconds": the cells' wall
     times summed, "machine": the first cell's machine, "results": the study in :func:`run_study`'s
     shape}``, or ``None`` when no cell is recorded."""
     records = load_recorded_cells(study_jobs(), RECORDED_PROFILE)
