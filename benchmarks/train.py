@@ -101,10 +101,11 @@ def load_baseline(ref: str):
     return pkg
 
 
-def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None, revision=STEP_REVISION):
+def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None, revision=STEP_REVISION, start=None):
     """Today's ``train`` with ``gradients`` ("manual" / "autograd") at step ``revision``, or with
     ``pkg`` (a :func:`load_baseline` package) that package's ``train`` as it was (``gradients``
-    and ``revision`` unused)."""
+    and ``revision`` unused). ``start``: the network's initialization and readout rate (a
+    :class:`~monosem.experiments.specs.NetworkInit`; default: A.2's)."""
     train_fn, config_fn, stack_cls, data_cls = (train, a2_config, MLPStack, TrainData) if pkg is None else (
         pkg.train.train, pkg.train.a2_config, pkg.models.MLPStack, pkg.train.TrainData)
     extra = {"gradients": gradients} if pkg is None else {}
@@ -116,7 +117,9 @@ def monosem_runner(x, y, width, batch, act, dev, gradients, pkg=None, revision=S
         # one update more than is timed: the run's last update is followed by its final
         # evaluation and the restore of the kept checkpoint, which are not training throughput
         cfg = config_fn(act, min_steps=0, max_steps=warm + steps + 1, batch=batch, eval_every=10**9, target_mse=0.0, **revised)
-        stack = stack_cls(x.shape[1], width, act, [0], device=dev)
+        stack = stack_cls(x.shape[1], width, act, [0], device=dev, **(start.stack_kwargs() if start is not None else {}))
+        if start is not None:
+            start.scale_values(stack, act)
         clock = {}
 
         def tick(step: int) -> None:
@@ -233,10 +236,15 @@ def main() -> None:
     p.add_argument("--device", default=None)
     p.add_argument("--revision", type=int, choices=STEP_REVISIONS, default=FASTEST_STEP_REVISION,
                    help="the step revision of the 'monosem' column")
+    p.add_argument("--readings", action="store_true",
+                   help="instead: every reading of A.2's initialization (monosem.experiments.questions.init_readings) "
+                        "against the default reading, side by side (a readout-rate factor or output scale must not cost speed)")
     p.add_argument("--baseline", metavar="REF", default=None,
                    help="also time the training loop of git commit REF (a fourth column, 'REF', and the ratio "
                         "monosem / REF): e.g. 138b07c^, an earlier loop")
     args = p.parse_args()
+    if args.readings:
+        return readings_table(args)
     base = load_baseline(args.baseline) if args.baseline else None
     dev = get_device(args.device)
     x, y, _ = mixed_link_model(10, run=0).pool(20_000, run=0, device=dev)
@@ -279,6 +287,30 @@ def main() -> None:
                 print(f"{threads:>7} {act:>6} {size:>14} {r['monosem']:>9.1f} {r['rev1']:>9.1f} {r['autograd']:>9.1f} {r['plain']:>9.1f} "
                       f"{base_rate}{vs_rev1:>8.2f}x {vs_autograd:>11.2f}x {vs_plain:>8.2f}x {base_vs}"
                       f"{floor:>9.0f} {r['monosem'] / floor:>8.0%}", flush=True)
+
+
+def readings_table(args) -> None:
+    """Updates per second of one network under each registered reading of A.2's initialization,
+    timed in alternating rounds beside the default reading, and the median ratio to it."""
+    from monosem.experiments.questions.init_readings import DEFAULT_READING, READINGS
+
+    dev = get_device(args.device)
+    x, y, _ = mixed_link_model(10, run=0).pool(20_000, run=0, device=dev)
+    print(f"device {dev}; updates per second of one network per reading of A.2's initialization, step revision {args.revision}")
+    print(f"{'threads':>7} {'act':>6} {'width x batch':>14} {'reading':>26} {'updates/s':>10} {'vs default':>11}")
+    for threads in args.threads:
+        if dev.type == "cpu":
+            torch.set_num_threads(threads)
+        for act in args.activations:
+            for size in args.sizes:
+                width, batch = (int(v) for v in size.split("x"))
+                runners = {name: monosem_runner(x, y, width, batch, act, dev, "manual", revision=args.revision,
+                                                start=reading.start(width, x.shape[1])) for name, reading in READINGS.items()}
+                rounds = [{k: rate(run, dev, args.seconds / args.rounds) for k, run in runners.items()} for _ in range(args.rounds)]
+                for name in runners:
+                    ratio = statistics.median(rd[name] / rd[DEFAULT_READING.name] for rd in rounds)
+                    print(f"{threads:>7} {act:>6} {size:>14} {name:>26} {statistics.median(rd[name] for rd in rounds):>10.1f} "
+                          f"{ratio:>10.2f}x", flush=True)
 
 
 if __name__ == "__main__":
