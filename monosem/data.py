@@ -513,25 +513,9 @@ def mixed_link_model(
     exponent (0, the default, is the paper's uniform and balanced mixture); the geometry and
     links do not depend on it.
     """
-    K = check_int(K, "K", 1, MAX_MIXED_LINK_K, what="the farthest-point search of the geometry grows as K squared")
-    run = check_int(run, "run", 0)
-    R = check_positive(R, "R")
-    gamma = check_positive(gamma, "gamma")
-    if not (isinstance(noise_std, (int, float)) and noise_std >= 0):
-        raise ValueError(f"noise_std={noise_std!r} must be >= 0")
-    geometry_seed = GEOMETRY_SEED_BASE + K if geometry_seed is None else check_int(geometry_seed, "geometry_seed", 0)
+    K, run, R, gamma, geometry_seed = _checked_mixed_link(K, run, R, gamma, noise_std, geometry_seed)
     n_candidates = max(20_000, 500 * K)
-    s = farthest_point_directions(K, 10, n_candidates, geometry_seed)
-    gen = torch_generator(geometry_seed + 10_000_000)  # a stream separate from the centers'
-    v_tilde = torch.randn(K, 10, generator=gen, dtype=torch.float64)
-    v_tilde = v_tilde / v_tilde.norm(dim=1, keepdim=True)
-    if K > 1:
-        gram = s @ s.T
-        rho = float(gram.masked_fill(torch.eye(K, dtype=torch.bool), float("-inf")).max())
-        means = torch.cat([R * s, torch.zeros(K, 10, dtype=torch.float64)], dim=1)
-    else:
-        rho = 0.0
-        means = torch.zeros(1, 20, dtype=torch.float64)
+    s, v_tilde, rho, means = _mixed_link_geometry(K, R, n_candidates, geometry_seed)
     sigma = R * (1.0 - rho) / (2.0 * gamma)
     weights = zipf_weights(K, zipf) if zipf != 0 else None
     link_idx = torch.randint(len(MIXED_LINKS), (K,), generator=torch_generator(model_seed(run)))
@@ -559,6 +543,36 @@ def mixed_link_model(
             "blocks": {"routing": (0, 10), "predictive": (10, 20)},
         },
     )
+
+
+def _checked_mixed_link(K, run, R, gamma, noise_std, geometry_seed) -> tuple[int, int, float, float, int]:
+    """:func:`mixed_link_model`'s arguments checked: K, run, R, gamma and the geometry seed (the
+    default ``2026 + K`` when None)."""
+    K = check_int(K, "K", 1, MAX_MIXED_LINK_K, what="the farthest-point search of the geometry grows as K squared")
+    run = check_int(run, "run", 0)
+    R = check_positive(R, "R")
+    gamma = check_positive(gamma, "gamma")
+    if not (isinstance(noise_std, (int, float)) and noise_std >= 0):
+        raise ValueError(f"noise_std={noise_std!r} must be >= 0")
+    geometry_seed = GEOMETRY_SEED_BASE + K if geometry_seed is None else check_int(geometry_seed, "geometry_seed", 0)
+    return K, run, R, gamma, geometry_seed
+
+
+def _mixed_link_geometry(K: int, R: float, n_candidates: int, geometry_seed: int) -> tuple[torch.Tensor, torch.Tensor, float, torch.Tensor]:
+    """The mixed-link model's geometry: the cluster-position directions s_c, the predictive
+    directions v~_c, rho_K (0 for one cluster) and the means mu_c."""
+    s = farthest_point_directions(K, 10, n_candidates, geometry_seed)
+    gen = torch_generator(geometry_seed + 10_000_000)  # a stream separate from the centers'
+    v_tilde = torch.randn(K, 10, generator=gen, dtype=torch.float64)
+    v_tilde = v_tilde / v_tilde.norm(dim=1, keepdim=True)
+    if K > 1:
+        gram = s @ s.T
+        rho = float(gram.masked_fill(torch.eye(K, dtype=torch.bool), float("-inf")).max())
+        means = torch.cat([R * s, torch.zeros(K, 10, dtype=torch.float64)], dim=1)
+    else:
+        rho = 0.0
+        means = torch.zeros(1, 20, dtype=torch.float64)
+    return s, v_tilde, rho, means
 
 
 def symmetric_mixture(K: int, R: float) -> ClusteredSingleIndexModel:

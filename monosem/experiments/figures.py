@@ -107,38 +107,51 @@ def plot_figure(
     with plots.paper_style():
         fig, axes = plt.subplots(nrows, ncols, figsize=(plots.PAGE_WIDTH, 2.9 * nrows + 0.9), squeeze=False, layout="constrained")
         for ax, K in zip(axes.flat, Ks):
-            curves = {}
-            for method in methods or figure_of(figure).methods:
-                # on the log axes: the geometric mean, banded ×/÷ the geometric std (the mean where a
-                # value is not positive, which a log axis cannot draw anyway)
-                pts = sorted((c.n, c.gmean if c.gmean == c.gmean else c.mean, c.gstd)
-                             for c in points if c.method == method and c.K == K)
-                if pts:
-                    curves[method] = tuple(zip(*pts))
-            styles = {m: method_of(m).style for m in curves}
-            plots.efficiency_panel(ax, curves, styles, title=f"K = {K}", noise=figure_of(figure).floor)
-            # a network some of whose runs stopped at A.2's update cap: under-trained, ringed
-            for c in points:
-                if c.K == K and c.capped and c.method in curves:
-                    ax.plot([c.n], [c.gmean if c.gmean == c.gmean else c.mean], ls="none", marker="o", ms=10, mfc="none",
-                            mec="0.15", mew=1.0, label=CAPPED_LABEL)
+            _efficiency_panel(ax, K, points, methods or figure_of(figure).methods, figure_of(figure).floor)
         for ax in list(axes.flat)[len(Ks):]:
             ax.set_visible(False)
-        runs = {}  # the number of runs behind each method's curves (the legend says it)
-        for c in points:
-            runs.setdefault(c.method, set()).add(c.runs)
-        legend = {}
-        for ax in axes.flat:  # every method that appears in any panel, once
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                legend.setdefault(label, handle)
-        methods_of = {method_of(m).label: m for m in runs}
-        labels = [label if label == CAPPED_LABEL else _with_runs(label, methods_of.get(label, label), runs) for label in legend]
-        fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
+        runs = _legend_with_runs(fig, axes, points)
         scale = "" if not P.reduced_scale else f" (profile {P.name}: reduced scale)"
         rfm = any(method_of(m).by_iteration for m in runs)
         fig.suptitle(figure_of(figure).title + scale + (f", {source}" if source else "")
                      + (f"\nevery RFM variant: {rule} of iterations 0-3" if rfm else ""))
     return fig
+
+
+def _efficiency_panel(ax, K: int, points, methods: Sequence[str], floor) -> None:
+    """:func:`plot_figure`'s panel of ``K``: each method's test MSE against n (the geometric mean,
+    banded ×/÷ the geometric std), a network some of whose runs stopped at A.2's update cap ringed."""
+    curves = {}
+    for method in methods:
+        # on the log axes: the geometric mean, banded ×/÷ the geometric std (the mean where a
+        # value is not positive, which a log axis cannot draw anyway)
+        pts = sorted((c.n, c.gmean if c.gmean == c.gmean else c.mean, c.gstd)
+                     for c in points if c.method == method and c.K == K)
+        if pts:
+            curves[method] = tuple(zip(*pts))
+    styles = {m: method_of(m).style for m in curves}
+    plots.efficiency_panel(ax, curves, styles, title=f"K = {K}", noise=floor)
+    # a network some of whose runs stopped at A.2's update cap: under-trained, ringed
+    for c in points:
+        if c.K == K and c.capped and c.method in curves:
+            ax.plot([c.n], [c.gmean if c.gmean == c.gmean else c.mean], ls="none", marker="o", ms=10, mfc="none",
+                    mec="0.15", mew=1.0, label=CAPPED_LABEL)
+
+
+def _legend_with_runs(fig, axes, points) -> dict[str, set[int]]:
+    """One legend below the panels: every method that appears in any panel, once, with the number
+    of runs behind its curves; returns those numbers by method."""
+    runs: dict[str, set[int]] = {}
+    for c in points:
+        runs.setdefault(c.method, set()).add(c.runs)
+    legend = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    methods_of = {method_of(m).label: m for m in runs}
+    labels = [label if label == CAPPED_LABEL else _with_runs(label, methods_of.get(label, label), runs) for label in legend]
+    fig.legend(list(legend.values()), labels, loc="outside lower center", ncol=2)
+    return runs
 
 
 def _with_runs(label: str, method: str, runs: dict[str, set[int]]) -> str:

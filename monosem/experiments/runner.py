@@ -129,12 +129,7 @@ def run_jobs(
                 bar.set_postfix_str(_label(unit))
                 _collect(records, unit, compute_and_store(unit, compute, cache.root, False), bar)
         elif executor == "process":
-            threads = max(1, (os.cpu_count() or 1) // n_jobs)
-            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=_pool_context(), initializer=_worker_init,
-                                     initargs=(threads, os.getpid())) as pool:
-                futures = {pool.submit(compute_and_store, unit, compute, str(cache.root), False): unit for unit in units}
-                for fut in as_completed(futures):
-                    _collect(records, futures[fut], fut.result(), bar)
+            _run_pool(units, compute, cache, n_jobs, bar, records)
         else:
             _run_submitit(units, compute, cache, executor, dict(slurm or {}), bar, records)
         # the cells another worker held: wait for each (its result, or computed here if that worker
@@ -147,6 +142,17 @@ def run_jobs(
     finally:
         bar.close()
     return {job: records[job] for job in unique}
+
+
+def _run_pool(units, compute, cache: ResultCache, n_jobs: int, bar, records: dict) -> None:
+    """Compute ``units`` in a local pool of ``n_jobs`` processes (the machine's cores shared
+    among them), collecting each result into ``records`` as it comes."""
+    threads = max(1, (os.cpu_count() or 1) // n_jobs)
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=_pool_context(), initializer=_worker_init,
+                             initargs=(threads, os.getpid())) as pool:
+        futures = {pool.submit(compute_and_store, unit, compute, str(cache.root), False): unit for unit in units}
+        for fut in as_completed(futures):
+            _collect(records, futures[fut], fut.result(), bar)
 
 
 def check_slurm() -> None:

@@ -138,6 +138,28 @@ def _epoch(op: KernelOperator, pre, alpha: torch.Tensor, y: torch.Tensor, starts
         alpha.index_add_(0, pre.idx, corr, alpha=step)
 
 
+def _batch_and_step(pre, n: int, config: EigenProConfig) -> tuple[int, int, float]:
+    """EigenPro 2's critical batch size m*, the batch size it runs (m* capped by ``max_batch`` and
+    n) and its step size for that batch."""
+    m_star = max(1, int(pre.beta / pre.lam_q1))
+    m = min(n, m_star if config.max_batch is None else min(m_star, config.max_batch))
+    return m_star, m, m / (pre.beta + (m - 1) * pre.lam_q1)
+
+
+def _monitor(op: KernelOperator, y: torch.Tensor, seed: int):
+    """The training MSE of an iterate, estimated on a fixed random subset of rows (an n_mon x n
+    product, a fraction of an epoch's two n x n ones): what decides divergence and which iterate
+    is best. The epoch's batch residuals are no estimate of the final iterate: in a slowly
+    diverging run they read 0.04 while the iterate they kept as best had 0.31."""
+    mon = torch.randperm(op.n, generator=torch_generator(seed + 2))[: min(op.n, MONITOR_ROWS)].to(op.Z.device)
+    y_mon = y[mon]
+
+    def monitored(a: torch.Tensor) -> float:
+        return float((op.rows_matvec(mon, a) - y_mon).square().mean())
+
+    return monitored
+
+
 def solve_eigenpro(
     op: KernelOperator,
     y: torch.Tensor,
@@ -158,20 +180,9 @@ def solve_eigenpro(
     y = y.to(op.Z.dtype)
     pre = nystrom_preconditioner(op, config, seed)
     setup = time.perf_counter() - t0
-    m_star = max(1, int(pre.beta / pre.lam_q1))
-    m = min(n, m_star if config.max_batch is None else min(m_star, config.max_batch))
-    eta = m / (pre.beta + (m - 1) * pre.lam_q1)
+    m_star, m, eta = _batch_and_step(pre, n, config)
     gen = torch_generator(seed + 1)
-    # the training MSE of the iterate after each epoch, estimated on a fixed random subset of rows
-    # (an n_mon x n product, a fraction of an epoch's two n x n ones): what decides divergence and
-    # which iterate is best. The epoch's batch residuals are no estimate of the final iterate: in a
-    # slowly diverging run they read 0.04 while the iterate they kept as best had 0.31.
-    mon = torch.randperm(n, generator=torch_generator(seed + 2))[: min(n, MONITOR_ROWS)].to(op.Z.device)
-    y_mon = y[mon]
-
-    def monitored(a: torch.Tensor) -> float:
-        return float((op.rows_matvec(mon, a) - y_mon).square().mean())
-
+    monitored = _monitor(op, y, seed)
     alpha = torch.zeros_like(y)
     best_alpha, best_mse = alpha.clone(), float(y.square().mean())
     history = [best_mse]
@@ -205,10 +216,7 @@ def solve_eigenpro(
     if not converged and epoch > 0:
         alpha = best_alpha
     final_mse = history[-1] if converged else float((op.matvec(alpha) - y).square().mean())
-    info = SolveInfo(
-        "eigenpro", n, iterations=epoch, train_mse=final_mse, converged=converged, ridge=0.0,
-        seconds=time.perf_counter() - t0, setup_seconds=setup, history=history,
-        details={"batch": m, "critical_batch": m_star, "eta": eta, "lambda_q1": pre.lam_q1, "lambda_1": pre.lam_top,
-                 "beta": pre.beta, "subsample": int(pre.idx.shape[0]), "q": int(pre.E.shape[1]), "step_halvings": halvings},
-    )
-    return alpha, info
+    details = {"batch": m, "critical_batch": m_star, "eta": eta, "lambda_q1": pre.lam_q1, "lambda_1": pre.lam_top,
+               "beta": pre.beta, "subsample": int(pre.idx.shape[0]), "q": int(pre.E.shape[1]), "step_halvings": halvings}
+    return alpha, SolveInfo("eigenpro", n, iterations=epoch, train_mse=final_mse, converged=converged, ridge=0.0,
+                            seconds=time.perf_counter() - t0, setup_seconds=setup, history=history, details=details)

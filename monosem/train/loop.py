@@ -563,24 +563,32 @@ def train(
     stack, single = _as_stack(model)
     gradient = _gradient_function(stack, gradients, config)
     lrs, order_seeds = _check_run(stack, data, config, lrs, order_seeds)
-    M, dev, dtype = stack.n_models, stack.W.device, stack.W.dtype
-    sizes = data.sizes(M)
-    order = _BatchOrder(order_seeds, sizes, config.batch, dev)
+    sizes = data.sizes(stack.n_models)
+    order = _BatchOrder(order_seeds, sizes, config.batch, stack.W.device)
+    params, opt = [getattr(stack, name) for name in stack.param_names], StackAdam(config.betas, config.eps)
+    ckpt = _Checkpoint(checkpoint, _fingerprint(config, lrs, stack.seeds, order_seeds, stack, sizes), stack.W.device)
+    run, opt_state = ckpt.resume(params, RunState.start(params, config.max_steps), opt.init(params))
+    resumed_from = run.step
+    bar = _progress_bar(stack, config, resumed_from, progress, desc)
+    _update_until_done(stack, params, gradient, data, config, order, opt, opt_state, run, ckpt, bar, lrs=lrs, sizes=sizes,
+                       every=checkpoint_every or config.eval_every, callback=callback)
+    bar.close()
+    return _result(model if single else None, stack, params, run, config, lrs, resumed_from, ckpt)
+
+
+def _update_until_done(stack, params, gradient, data: TrainData, config: TrainConfig, order: _BatchOrder, opt: StackAdam,
+                       opt_state, run: RunState, ckpt: _Checkpoint, bar, *, lrs, sizes, every: int,
+                       callback: Callable[[int], None] | None) -> None:
+    """:func:`train`'s loop: update every model of ``stack`` (its mini-batch, the gradient, Adam
+    at the cosine rate; a frozen model gets rate 0) until ``run`` is finished, evaluating every
+    ``eval_every`` steps and checkpointing every ``every``."""
+    dev, dtype = stack.W.device, stack.W.dtype
     per_model_x = data.x_train.ndim == 3
     x_tr, y_tr = data.x_train.to(dev, dtype), data.y_train.to(dev, dtype)
     x_va = data.x_val.to(dev, dtype) if data.x_val is not None else None
     y_va = data.y_val.to(dev, dtype) if data.y_val is not None else None
-
-    params = [getattr(stack, name) for name in stack.param_names]
-    lr0 = torch.tensor(lrs, dtype=dtype, device=dev)
-    opt, scales = StackAdam(config.betas, config.eps), _rate_factors(stack)
-    ckpt = _Checkpoint(checkpoint, _fingerprint(config, lrs, stack.seeds, order_seeds, stack, sizes), dev)
-    run, opt_state = ckpt.resume(params, RunState.start(params, config.max_steps), opt.init(params))
-    resumed_from, every = run.step, checkpoint_every or config.eval_every
-    bar = _progress_bar(stack, config, resumed_from, progress, desc)
+    lr0, scales = torch.tensor(lrs, dtype=dtype, device=dev), _rate_factors(stack)
     while not run.finished:
-        # one update of every model: its mini-batch, the gradient, Adam at the cosine rate
-        # (a frozen model gets rate 0)
         idx = order.indices(run.step)
         grads = gradient(stack, _take(x_tr, idx, per_model_x), _take(y_tr, idx, per_model_x))[1:]
         lr_t = cosine_lr(run.step, config.schedule_steps or config.max_steps, lr0, config.final_lr_ratio) * run.active
@@ -597,8 +605,6 @@ def train(
             ckpt.save(params, run, opt_state)
         if callback is not None:
             callback(step)
-    bar.close()
-    return _result(model if single else None, stack, params, run, config, lrs, resumed_from, ckpt)
 
 
 def _as_stack(model) -> tuple[MLPStack | MoEStack, bool]:
