@@ -66,6 +66,15 @@ def _recording_rfm(xrfm):
     return RecordingRFM
 
 
+def _bandwidth(bandwidth) -> tuple[float, str]:
+    """xrfm's ``(bandwidth, bandwidth_mode)`` for ``"median"`` (its adaptive rule) or a number."""
+    if isinstance(bandwidth, str):
+        if bandwidth != "median":
+            raise ValueError(f"bandwidth={bandwidth!r}: xrfm offers the median rule ('median') or a fixed positive number")
+        return 1.0, "adaptive"
+    return check_positive(bandwidth, "bandwidth"), "constant"
+
+
 def xrfm_rfm(
     X, y, X_test, y_test, *,
     iterations: int = 3,
@@ -95,12 +104,7 @@ def xrfm_rfm(
     agop_samples = check_int(agop_samples, "agop_samples")
     if method not in ("lstsq", "eigenpro"):
         raise ValueError(f"method={method!r} is not allowed; use 'lstsq' or 'eigenpro'")
-    if isinstance(bandwidth, str):
-        if bandwidth != "median":
-            raise ValueError(f"bandwidth={bandwidth!r}: xrfm offers the median rule ('median') or a fixed positive number")
-        h, mode = 1.0, "adaptive"
-    else:
-        h, mode = check_positive(bandwidth, "bandwidth"), "constant"
+    h, mode = _bandwidth(bandwidth)
     cpu = torch.device("cpu")
     X = as_matrix(X, "X", cpu, dtype)
     n = X.shape[0]
