@@ -11,7 +11,8 @@ from monosem.experiments.questions.regime import regime_cells, regime_findings, 
 from monosem.experiments.sweeps import sweep
 
 #: every sweep with recorded cells in the long profile
-LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "ladder", "ladder-gap", "oracle-peers")
+LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "ladder", "ladder-gap", "oracle-peers", "init-screen",
+               "init-paper", "init-gap")
 
 
 @pytest.mark.recorded
