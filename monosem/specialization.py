@@ -30,6 +30,7 @@ __all__ = [
     "importance",
     "active_set",
     "alignment",
+    "predictive_alignment",
     "dominance",
     "specialization_table",
     "top_aligned",
@@ -120,6 +121,28 @@ def alignment(W: torch.Tensor, directions: torch.Tensor) -> tuple[torch.Tensor, 
     norm = W.norm(dim=1)
     A = torch.where(norm > 0, best / norm.clamp_min(1e-300), torch.zeros_like(best))
     return A, c
+
+
+def predictive_alignment(W: torch.Tensor, directions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A_j (eq. 1) measured within the predictive coordinates, the coordinates on which some
+    direction is non-zero (the mixed-link model's ten predictive coordinates; the paper's Figure 1
+    data has each v_c on one of them): max_c |<w_j, v_c>| / ||P w_j||, with P the projection onto
+    them, the maximizing c_j, and the share of ||w_j|| off them, sqrt(1 - ||P w_j||^2 / ||w_j||^2).
+
+    Eq. (1) divides by the whole norm, so a unit that also reads the routing coordinates (which a
+    unit of one cluster must, to be active there alone) has A_j <= ||P w_j|| / ||w_j||: below 0.71
+    once half its squared norm routes. This measure asks the paper's question of the predictive
+    part alone. Rows with no predictive weight get 0."""
+    W, V = W.detach().double(), directions.detach().to(W.device).double()
+    if W.ndim != 2 or V.ndim != 2 or W.shape[1] != V.shape[1]:
+        raise ValueError(f"W (m, d) and directions (K, d) must share d, got {tuple(W.shape)} and {tuple(V.shape)}")
+    support = V.abs().sum(0) > 0
+    Wp = W[:, support]
+    best, c = (Wp @ V[:, support].T).abs().max(dim=1)
+    norm_p, norm = Wp.norm(dim=1), W.norm(dim=1)
+    A = torch.where(norm_p > 0, best / norm_p.clamp_min(1e-300), torch.zeros_like(best))
+    off = torch.where(norm > 0, (1 - (norm_p / norm.clamp_min(1e-300)).square()).clamp_min(0).sqrt(), torch.zeros_like(norm))
+    return A, c, off
 
 
 def dominance(W: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:

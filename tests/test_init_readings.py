@@ -133,3 +133,35 @@ def test_the_readings_figure_draws_both_rungs(long_records):
     records, gaps = long_records
     fig = ia.plot_readings(ia.init_frame(records, gaps, "long"))
     assert len(fig.axes) == 2
+
+
+def test_the_predictive_alignment_divides_by_the_predictive_part_alone():
+    from monosem.specialization import alignment, predictive_alignment
+
+    V = torch.tensor([[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])  # two routing, two predictive coordinates
+    W = torch.tensor([[3.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    A, _ = alignment(W, V)
+    Ap, c, off = predictive_alignment(W, V)
+    assert torch.allclose(A, torch.tensor([1 / math.sqrt(10), 1 / math.sqrt(2), 0.0], dtype=torch.float64))
+    assert torch.allclose(Ap, torch.tensor([1.0, 1 / math.sqrt(2), 0.0], dtype=torch.float64)) and c[0] == 0
+    assert torch.allclose(off, torch.tensor([3 / math.sqrt(10), 0.0, 1.0], dtype=torch.float64))
+    # eq. (1) is bounded by the predictive share of the norm
+    assert bool((A <= (1 - off ** 2).sqrt() + 1e-12).all())
+    with pytest.raises(ValueError, match="must share d"):
+        predictive_alignment(W, V[:, :3])
+
+
+def test_a_network_record_holds_both_cosines_and_the_routing_share():
+    from monosem.experiments.methods import specialization
+    from monosem.models import MLP
+
+    P = get_profile("smoke")
+    sizes = ir.init_sizes(P)
+    job = ir.reading_job(P, MLP_REGLU, ir.READINGS["small init"], sizes.foot, sizes.K, 0, sizes.n_test)
+    from monosem.experiments.methods import dataset
+
+    model = dataset(job)[0]
+    m = specialization(MLP(20, 64, "reglu", seed=1, init="balanced"), model, by_cluster=True)
+    assert {"frac_A071_predictive", "median_A", "median_A_predictive", "median_off_predictive_norm"} <= set(m)
+    assert m["median_A"] <= math.sqrt(1 - m["median_off_predictive_norm"] ** 2) + 0.05
+    assert sum(m["specialized_predictive_by_cluster"]) == round(m["frac_A071_predictive"] * m["n_active"])

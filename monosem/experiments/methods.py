@@ -24,7 +24,7 @@ import torch
 from ..atomic import atomic_torch_save, quarantine
 from ..device import get_device
 from ..models import MLP
-from ..specialization import active_set, alignment, importance
+from ..specialization import active_set, alignment, importance, predictive_alignment
 from ..train import TrainConfig, TrainData, step_memory_bytes
 from .cache import EARLIER_CPU_SECONDS, EARLIER_SECONDS, Job, ResultCache
 from .specs import MixtureSpec
@@ -247,19 +247,28 @@ def specialization(mlp: MLP, model, by_cluster: bool = False) -> dict[str, Any]:
     many neurons are active and which fraction of them is specialized (A_j >= 0.71, >= 0.90).
     The dominance D_j needs axis-aligned directions, which the mixed-link model does not have.
     ``by_cluster``: also how many active neurons have each cluster as their best-aligned c_j and
-    how many of those are specialized (A_j >= 0.71) (page 09's rare regimes)."""
+    how many of those are specialized (A_j >= 0.71) (page 09's rare regimes). Beside eq. (1), the
+    same within the predictive coordinates (:func:`~monosem.specialization.predictive_alignment`:
+    the specialized share, the medians of both cosines and of the weight's share off them)."""
     act = active_set(importance(mlp))
     W = next(iter(mlp.branches().values()))[act.to(mlp.W.device)]
-    extra = {"aligned_by_cluster": [0] * model.K, "specialized_by_cluster": [0] * model.K} if by_cluster else {}
+    extra = {"aligned_by_cluster": [0] * model.K, "specialized_by_cluster": [0] * model.K,
+             "specialized_predictive_by_cluster": [0] * model.K} if by_cluster else {}
     if W.shape[0] == 0:
-        return {"n_active": 0, "frac_A071": float("nan"), "frac_A090": float("nan")} | extra
+        nan = float("nan")
+        return {"n_active": 0, "frac_A071": nan, "frac_A090": nan, "frac_A071_predictive": nan, "median_A": nan,
+                "median_A_predictive": nan, "median_off_predictive_norm": nan} | extra
     A, c = alignment(W.double().cpu(), model.directions)
+    A_pred, c_pred, off = predictive_alignment(W.double().cpu(), model.directions)
+    within = {"frac_A071_predictive": float((A_pred >= 0.71).double().mean()), "median_A": float(A.median()),
+              "median_A_predictive": float(A_pred.median()), "median_off_predictive_norm": float(off.median())}
     if by_cluster:
         # every active neuron by its best-aligned cluster c_j, and the specialized ones among them
         extra = {"aligned_by_cluster": [int(v) for v in torch.bincount(c, minlength=model.K)],
-                 "specialized_by_cluster": [int(v) for v in torch.bincount(c[A >= 0.71], minlength=model.K)]}
+                 "specialized_by_cluster": [int(v) for v in torch.bincount(c[A >= 0.71], minlength=model.K)],
+                 "specialized_predictive_by_cluster": [int(v) for v in torch.bincount(c_pred[A_pred >= 0.71], minlength=model.K)]}
     return {"n_active": int(W.shape[0]), "frac_A071": float((A >= 0.71).double().mean()),
-            "frac_A090": float((A >= 0.90).double().mean())} | extra
+            "frac_A090": float((A >= 0.90).double().mean())} | within | extra
 
 
 def stop_reason(curve: torch.Tensor, stop_step: int, config: TrainConfig) -> str:

@@ -71,24 +71,40 @@ def _units(gaps: Mapping[Job, Mapping[str, Any]], jobs) -> dict[str, float]:
     keys = {(j.data, j.spec) for j in jobs}
     found = [r["metrics"] for g, r in gaps.items() if (g.data, g.spec.network) in keys]
     if not found:
-        return {"units per cluster": float("nan"), "specialized per cluster": float("nan"), "clusters without one": float("nan")}
+        return {"units per cluster": float("nan"), "specialized per cluster": float("nan"), "clusters without one": float("nan"),
+                "specialized per cluster, predictive coordinates": float("nan")}
     units = np.array([m["units_by_cluster"] for m in found], dtype=float)
     spec = np.array([m["specialized_by_cluster"] for m in found], dtype=float)
+    pred = [m["specialized_predictive_by_cluster"] for m in found if "specialized_predictive_by_cluster" in m]
     return {"units per cluster": float(np.median(units)), "specialized per cluster": float(np.median(spec)),
-            "clusters without one": float(np.mean((spec == 0).sum(axis=1)))}
+            "clusters without one": float(np.mean((spec == 0).sum(axis=1))),
+            "specialized per cluster, predictive coordinates": float(np.median(pred)) if pred else float("nan")}
+
+
+#: page 03's measures of a network, by column: the metric of its record (or its gap cell's) and a
+#: scale (percent or as is)
+_MEASURES = {"active %": ("n_active", None), "A ≥ .71 % of active": ("frac_A071", 100.0),
+             "A ≥ .71 within the predictive coordinates, % of active": ("frac_A071_predictive", 100.0),
+             "median share of |w| off the predictive coordinates": ("median_off_predictive_norm", 1.0)}
 
 
 def _active(nets: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]], width: int) -> dict[str, float]:
-    """The active share of the width and the specialized share (A_j >= 0.71) of the active units,
-    means over the networks, from each network's record or else its gap cell (cells recorded
-    before their records held them); NaN where neither has them."""
+    """Page 03's measures of the networks (means over them): the active share of the width, the
+    specialized share of the active units (A_j >= 0.71, eq. 1, and within the predictive
+    coordinates) and how much of a unit's weight lies off the predictive coordinates; each from the
+    network's record or else its gap cell (cells recorded before their records held it); NaN where
+    neither has it."""
     by_net = {(g.data, g.spec.network): r["metrics"] for g, r in gaps.items()}
-    ms = [m for j, rec in nets.items() if "n_active" in (m := rec["metrics"] if "n_active" in rec["metrics"]
-                                                         else by_net.get((j.data, j.spec), {}))]
-    if not ms:
-        return {"active %": float("nan"), "A ≥ .71 % of active": float("nan")}
-    return {"active %": 100 * float(np.mean([m["n_active"] for m in ms])) / width,
-            "A ≥ .71 % of active": 100 * float(np.mean([m["frac_A071"] for m in ms]))}
+    out = {}
+    for column, (metric, scale) in _MEASURES.items():
+        values = []
+        for j, rec in nets.items():
+            m = rec["metrics"] if metric in rec["metrics"] else by_net.get((j.data, j.spec), {})
+            if metric in m and m[metric] is not None:
+                values.append(float(m[metric]))
+        mean = float(np.mean(values)) if values else float("nan")
+        out[column] = 100 * mean / width if scale is None else scale * mean
+    return out
 
 
 def _row(own, method: str, sizes: InitSizes, rung: str, reading: str, K: int, gaps) -> dict[str, Any] | None:
@@ -195,6 +211,18 @@ def _reading_words(frame: pd.DataFrame, rung: str) -> str:
     return "; ".join(parts) if parts else "none recorded yet"
 
 
+def _bound_words(frame: pd.DataFrame) -> str:
+    """Eq. (1)'s specialized share beside the same within the predictive coordinates, and the
+    weight off them, for every network where a record holds both."""
+    col = "A ≥ .71 within the predictive coordinates, % of active"
+    rows = frame[frame[col].notna()] if not frame.empty and col in frame else frame.iloc[0:0]
+    if rows.empty:
+        return "no recorded network holds the measure within the predictive coordinates yet"
+    return "; ".join(f"{r['reading']} {r['network']} ({r['rung']}): {r['A ≥ .71 % of active']:.1f} % on eq. (1), {r[col]:.1f} % "
+                     f"within the predictive coordinates, {r['median share of |w| off the predictive coordinates']:.0%} of |w| off them"
+                     for _, r in rows.iterrows())
+
+
 def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[str, str]:
     """The page's glued words: the sweeps' design, each rung's readings in a sentence, the best
     reading on the paper's network, and what the recorded cells say of the default."""
@@ -204,6 +232,7 @@ def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[s
            "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_default": DEFAULT_READING.name,
            "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
+    out["ir_bound"] = _bound_words(frame)
     paper = frame[frame["rung"] == "paper"] if not frame.empty else frame
     others = paper[paper["reading"] != DEFAULT_READING.name] if not paper.empty else paper
     if others.empty:

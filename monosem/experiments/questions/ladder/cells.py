@@ -206,8 +206,9 @@ def _gap_source(gap: Job) -> Job:
 def compute_gap(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
     """Per cluster of the cell's test set: the network's test MSE, each oracle's (RFM at every
     iteration 0-3), the cluster's link and training count, and the network's units (active neurons
-    whose best-aligned predictive direction is the cluster's, and the specialized ones among them,
-    A_j >= 0.71: page 03's measures). The network comes from the cache, or is trained first."""
+    whose best-aligned predictive direction is the cluster's, the specialized ones among them,
+    A_j >= 0.71: page 03's measures, and the same within the predictive coordinates). The network
+    comes from the cache, or is trained first."""
     if cache is None:
         raise ValueError("a gap cell reads (or trains into) a cache: its network is kept there")
     src = _gap_source(job)
@@ -231,7 +232,9 @@ def compute_gap(job: Job, cache: ResultCache | None = None) -> dict[str, Any]:
                                                  for v in rfm_by_it],
             "oracle_laplace_by_cluster": per_cluster_mse(laplace.predict(Xte, groups=cte), yte, cte, K),
             "n_active": units["n_active"], "frac_A071": units["frac_A071"],
-            "units_by_cluster": units["aligned_by_cluster"], "specialized_by_cluster": units["specialized_by_cluster"]}
+            "units_by_cluster": units["aligned_by_cluster"], "specialized_by_cluster": units["specialized_by_cluster"],
+            "specialized_predictive_by_cluster": units["specialized_predictive_by_cluster"],
+            "frac_A071_predictive": units["frac_A071_predictive"], "median_off_predictive_norm": units["median_off_predictive_norm"]}
 
 
 register_method(GAP, compute=compute_gap)
