@@ -58,14 +58,21 @@ def test_the_diagnosis_is_a_cell_and_the_recorded_entries_are_found_as_cells(tmp
 
 
 def test_recording_a_restored_diagnosis_writes_no_second_copy(tmp_path, monkeypatch):
-    """A diagnosis recorded in the named file, restored into a cache and recorded again, stays
-    where it is: no cell file is written beside the named entry."""
+    """A recorded diagnosis restored into a cache and recorded again is one cell file, the
+    recorded one's numbers; recording it once more writes no second copy."""
+    import json
+
     from monosem.experiments import recorded
     from monosem.experiments.cache import ResultCache
 
     jobs = [j for j in sweep("gated-metric", "long") if j.n == 20_000 and j.run == 0]
     cache = ResultCache(tmp_path / "cache")
     assert recorded.restore_cells(jobs, cache, "long") == 1
+    shipped = recorded.load_recorded_cells(jobs, "long")
     monkeypatch.setattr(recorded, "recorded_cells_dir", lambda profile: tmp_path / "cells")
-    assert recorded.record_cells(jobs, cache, "long") == (1, 0)
-    assert not list((tmp_path / "cells").rglob("*.json"))
+    recorded.record_cells(jobs, cache, "long")
+    recorded.record_cells(jobs, cache, "long")
+    files = list((tmp_path / "cells").rglob("*.json"))
+    assert len(files) == 1
+    again = json.loads(files[0].read_text(encoding="utf-8"))
+    assert again["metrics"] == next(iter(shipped.values()))["metrics"]

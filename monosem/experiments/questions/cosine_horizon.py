@@ -65,6 +65,11 @@ class HorizonSpec:
         return self.network.width
 
     @property
+    def start(self):
+        """The network's initialization and readout rate (:class:`~..specs.NetworkInit`)."""
+        return self.network.start
+
+    @property
     def label(self) -> str:
         """The cell in words (:meth:`~..cache.Job.label`)."""
         return f"{self.activation}, cosine over {self.schedule_steps} updates"
