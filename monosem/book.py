@@ -59,6 +59,12 @@ def _size(value: Any) -> int:
     return int(value) if isinstance(value, numbers.Integral) else 0
 
 
+def _number(value: float) -> str:
+    """A statistic as a box prints it: three significant digits, a large one in full with thin
+    spaces (never in scientific notation)."""
+    return tables.thousands(int(round(value))) if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def best_evidence(rows: Iterable[Claim]) -> Claim:
     """Of one claim's rows (one per scale), its best evidence: a judged row before a not-computed
     one, then the most runs, then the largest network (width × batch), then the largest n."""
@@ -74,7 +80,7 @@ def key_number(claim: Claim) -> str:
         return claim.evidence[:KEY_CHARS]
     p = next((q for q in parts if q.status == claim.verdict), parts[0])
     held = sum(p.holds(v) for v in p.values)
-    text = f"{p.label}: {p.mean:.3g} on the means" + (f", holds in {held} of {len(p.values)}" if p.values and not p.exact else "")
+    text = f"{p.label}: {_number(p.mean)} on the means" + (f", holds in {held} of {len(p.values)}" if p.values and not p.exact else "")
     return text[:KEY_CHARS]
 
 
@@ -135,7 +141,8 @@ def readings_dropdown(claims: Iterable[Claim]) -> list[str]:
         for r, primary in ((None, True), *((r, False) for r in c.readings)) if c.readings else ():
             name, parts = (c.reading, c.parts) if primary else (r.name, r.parts)
             verdict = c.label if primary else verdict_label(r.verdict, min((len(p.values) for p in parts), default=0))
-            stat = "; ".join(f"{p.mean:.3g} ({', '.join(f'{v:.2f}' for v in p.values)})" for p in parts if p.mean is not None)
+            stat = "; ".join(f"{_number(p.mean)} ({', '.join(_number(v) if abs(v) >= 1000 else f'{v:.2f}' for v in p.values)})"
+                             for p in parts if p.mean is not None)
             rows.append(f"| {c.claim if primary else ''} | {c.scale if primary else ''} | {name}{' (primary)' if primary else ''} "
                         f"| {verdict} | {stat} |")
     if not rows:

@@ -249,7 +249,7 @@ def plot_positions(records: Mapping, Ks: Iterable[int], n: int, mlps: Iterable[s
 SUBSTANTIAL = 0.8
 #: the claims of Section 3.2 the findings table does not judge, in the paper's words
 MORE_CLAIMS = {
-    "relu": "\u201cReLU ... substantially outperforms global RFM when many clusters are present\u201d (§3.2)",
+    "relu": "\u201cReLU \u2026 substantially outperforms global RFM when many clusters are present\u201d (§3.2)",
     "uneven": "\u201cThe improvement [of gating] is not uniform in the smallest-data regime\u201d (A.2)",
     "link": "\u201cSpecialized neurons improve data efficiency\u201d (title): the networks that come close to the oracle "
             "are the specialized ones",

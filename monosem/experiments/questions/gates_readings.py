@@ -41,7 +41,7 @@ SEPARATES_ARI = 0.9
 PARTLY_ARI = 0.5
 LAPLACE_CLAIM = ("\u201cUsing the clusters extracted from the MLP first-layer representation substantially improves both "
                  "Laplace and RFM over their global counterparts\u201d (§3.3; Laplace)")
-SEPARATES_CLAIM = "\u201cThe first-layer representation contains information that ... separates the clusters\u201d (§3.3; gate ARI)"
+SEPARATES_CLAIM = "\u201cThe first-layer representation contains information that \u2026 separates the clusters\u201d (§3.3; gate ARI)"
 
 
 def oracle_readings(records: Mapping, Ks: Iterable[int], n: int, rule: str = "best") -> list[Reading]:

@@ -84,7 +84,7 @@ class Findings:
 #: the paper's Section 3.2 findings, in one line each (1a and 1b in the paper's words: their readings,
 #: each with its threshold, are :mod:`.finding_readings`'; the verdict box names the primary one)
 CLAIMS = {"1a": "\u201cMLPs outperform other methods as the number of clusters increases\u201d (§3.2; against global RFM)",
-          "1b": "\u201cMLPs achieve performance close to that of \u2018oracle\u2019 baselines that ... fit a separate RFM or Laplace "
+          "1b": "\u201cMLPs achieve performance close to that of \u2018oracle\u2019 baselines that \u2026 fit a separate RFM or Laplace "
                 "predictor within each cluster\u201d (§3.2, the title claim)",
           "2": "ReGLU improves on ReLU when clusters are many (every K >= 10)",
           "2'": "SwiGLU improves on GELU likewise (Figure 6)",
