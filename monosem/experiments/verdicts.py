@@ -372,7 +372,7 @@ class Claim:
             return f"({total} of {total} readings agree)"
         other = next(r for r in self.readings if r.verdict != self.verdict)
         return (f"({self.agreeing + 1} of {total} readings agree; "
-                f"{other.name}: {verdict_label(other.verdict, min((len(p.values) for p in other.parts), default=0))})")
+                f"{other.name}: {verdict_label(other.verdict, min((len(p.values) for p in other.parts), default=0), self.unit)})")
 
     @classmethod
     def judged(cls, page: str, claim: str, parts: Iterable[Part], evidence: str, *, profile: str, width: int | str,
