@@ -140,7 +140,7 @@ def readings_dropdown(claims: Iterable[Claim]) -> list[str]:
     for c in claims:
         for r, primary in ((None, True), *((r, False) for r in c.readings)) if c.readings else ():
             name, parts = (c.reading, c.parts) if primary else (r.name, r.parts)
-            verdict = c.label if primary else verdict_label(r.verdict, min((len(p.values) for p in parts), default=0), c.unit)
+            verdict = c.label if primary else verdict_label(r.verdict, r.runs, c.unit)
             stat = "; ".join(f"{_number(p.mean)} ({', '.join(_number(v) if abs(v) >= 1000 else f'{v:.2f}' for v in p.values)})"
                              for p in parts if p.mean is not None)
             rows.append(f"| {c.claim if primary else ''} | {c.scale if primary else ''} | {name}{' (primary)' if primary else ''} "

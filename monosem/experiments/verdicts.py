@@ -317,6 +317,11 @@ class Reading:
         """The one rule on this reading's parts (:func:`combine_parts`)."""
         return combine_parts(self.parts)
 
+    @property
+    def runs(self) -> int:
+        """The runs its verdict rests on: the fewest of its parts'."""
+        return min((len(p.values) for p in self.parts), default=0)
+
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> "Reading":
         parts = tuple(Part(**{**p, "values": tuple(p["values"])}) for p in row.get("parts", ()))
@@ -372,7 +377,7 @@ class Claim:
             return f"({total} of {total} readings agree)"
         other = next(r for r in self.readings if r.verdict != self.verdict)
         return (f"({self.agreeing + 1} of {total} readings agree; "
-                f"{other.name}: {verdict_label(other.verdict, min((len(p.values) for p in other.parts), default=0), self.unit)})")
+                f"{other.name}: {verdict_label(other.verdict, other.runs, self.unit)})")
 
     @classmethod
     def judged(cls, page: str, claim: str, parts: Iterable[Part], evidence: str, *, profile: str, width: int | str,

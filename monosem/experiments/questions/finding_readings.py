@@ -164,12 +164,10 @@ def readings_frame(claims: Iterable[Claim]) -> pd.DataFrame:
     for c in claims:
         if not c.readings:
             continue
-        for name, parts, why, primary in ((c.reading, c.parts, "primary", True), *((r.name, r.parts, r.why, False) for r in c.readings)):
-            verdict = c.verdict if primary else Reading(name, parts).verdict
-            runs = min((len(p.values) for p in parts), default=0)
-            rows.append({"claim": c.claim, "scale": c.scale, "reading": name, "verdict": verdict_label(verdict, runs),
-                         "on the means": "; ".join(f"{p.mean:.3g}" for p in parts if p.mean is not None),
-                         "per run": "; ".join(", ".join(f"{v:.2f}" for v in p.values) for p in parts), "reads": why})
+        for r in (Reading(c.reading, c.parts, "primary"), *c.readings):
+            rows.append({"claim": c.claim, "scale": c.scale, "reading": r.name, "verdict": verdict_label(r.verdict, r.runs, c.unit),
+                         "on the means": "; ".join(f"{p.mean:.3g}" for p in r.parts if p.mean is not None),
+                         "per run": "; ".join(", ".join(f"{v:.2f}" for v in p.values) for p in r.parts), "reads": r.why})
     return pd.DataFrame(rows)
 
 
@@ -186,6 +184,7 @@ def ladder_with_readings(claims: Iterable[Claim], ladder_records: Mapping, globa
     its rung's networks and oracles, and the global methods of the same data from
     ``global_records`` (Figure 2's cells: the global methods do not depend on the network)."""
     from .ladder import ladder_sizes
+    from .ladder.analysis import _rung_records
 
     sizes = ladder_sizes(profile)
     K = sizes.Ks[0]
@@ -195,8 +194,7 @@ def ladder_with_readings(claims: Iterable[Claim], ladder_records: Mapping, globa
         if rung is None:
             out.append(c)
             continue
-        own = {j: r for j, r in ladder_records.items() if j.K == K and j.n == rung.n and
-               (j.method in ORACLES or (j.method in rung.networks and (j.spec.width, j.spec.batch) == (rung.width, rung.batch)))}
+        own = _rung_records(ladder_records, sizes, rung, K)
         own |= {j: r for j, r in global_records.items() if j.method in GLOBALS and j.K == K and j.n == rung.n}
         out.append(dataclasses.replace(c, reading=PRIMARY_1B, readings=tuple(readings_1b(own, K, rung.n, rung.networks))))
     return out
@@ -207,7 +205,7 @@ def claim_sentence(claim: Claim) -> str:
     other reading's verdict and statistic on the means."""
     def stat(parts) -> str:
         return "; ".join(f"{p.mean:.2f}" for p in parts if p.mean is not None)
-    others = "; ".join(f"{r.name}: {verdict_label(r.verdict, min((len(p.values) for p in r.parts), default=0))} ({stat(r.parts)})"
+    others = "; ".join(f"{r.name}: {verdict_label(r.verdict, r.runs)} ({stat(r.parts)})"
                        for r in claim.readings)
     return (f"read as {claim.reading}, it {claim.label} at {claim.scale} ({stat(claim.parts)} on the means)"
             + (f". Other readings: {others}" if others else ""))
