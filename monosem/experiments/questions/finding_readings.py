@@ -157,14 +157,15 @@ def with_readings(claims: Iterable[Claim], records: Mapping, Ks: Iterable[int], 
     return out
 
 
-def readings_frame(claims: Iterable[Claim]) -> pd.DataFrame:
-    """Every reading of every claim that has several: the claim's scale, the reading (primary
-    first), its verdict, the statistic on the means and in each run, what it reads."""
+def readings_frame(claims: Iterable[Claim], every: bool = False) -> pd.DataFrame:
+    """Every reading of every claim that has several (with ``every``, of every claim: one read
+    one way is its one row): the claim's scale, the reading (primary first), its verdict, the
+    statistic on the means and in each run, what it reads."""
     rows = []
     for c in claims:
-        if not c.readings:
+        if not c.readings and not every:
             continue
-        for r in (Reading(c.reading, c.parts, "primary"), *c.readings):
+        for r in (Reading(c.reading or "as stated", c.parts, "primary"), *c.readings):
             rows.append({"claim": c.claim, "scale": c.scale, "reading": r.name, "verdict": verdict_label(r.verdict, r.runs, c.unit),
                          "on the means": "; ".join(f"{p.mean:.3g}" for p in r.parts if p.mean is not None),
                          "per run": "; ".join(", ".join(f"{v:.2f}" for v in p.values) for p in r.parts), "reads": r.why})

@@ -10,6 +10,7 @@ the paper names both ("a separate RFM or Laplace predictor within each cluster")
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 import numpy as np
@@ -18,21 +19,25 @@ import pandas as pd
 from ...profiles import Profile, get_profile
 from ...tables import count, thousands
 from ..cache import Job
-from ..estimate import core_seconds
 from ..families.kernels import ORACLE_LAPLACE
-from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare, verdict_label
-from .init_readings import DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes, reading_of
-from .sample_efficiency import ORACLE_FACTOR, ORACLES
+from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
+from .finding_readings import GLOBALS, with_readings
+from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes,
+                            reading_of)
+from .ladder import network_summary
+from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
+from .sample_efficiency import claims as se_claims
 
-__all__ = ["RUNGS", "reading_records", "reading_verdict", "init_frame", "readings_table", "plot_readings", "init_numbers",
-           "init_claims"]
+__all__ = ["RUNGS", "reading_records", "reading_verdict", "run0_choice", "init_frame", "readings_table", "plot_readings",
+           "init_numbers", "init_claims", "best_reading_records", "best_reading_claims", "best_numbers"]
 
-#: the two rungs the readings are trained on, by the name the page gives them
-RUNGS = ("foot", "paper")
+#: the rungs the readings are trained on, by the name the page gives them (:class:`InitSizes`'
+#: fields): the ladder's foot, its widest rung at the foot's batch, the paper's network
+RUNGS = ("foot", "wide", "paper")
 
 
 def _rung(sizes: InitSizes, name: str):
-    return sizes.foot if name == "foot" else sizes.paper
+    return getattr(sizes, name)
 
 
 def reading_records(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, rung: str, reading: str,
@@ -62,6 +67,21 @@ def reading_verdict(own: Mapping[Job, Mapping[str, Any]], method: str, K: int, n
     if oracle is None or not any(j.method == method for j in own):
         return None
     return compare(own, "1b", method, oracle, K, n, threshold=ORACLE_FACTOR)
+
+
+def run0_choice(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile = "long") -> tuple[str, str] | None:
+    """The reading of :data:`PAPER_READINGS` and the network whose run 0 on the paper's network
+    comes closest to the better oracle (the rule :data:`~.init_readings.BEST_READING` is chosen
+    by); ``None`` before any is recorded."""
+    sizes = init_sizes(profile)
+    run0 = {j: r for j, r in records.items() if j.run == 0}
+    found = {}
+    for name in PAPER_READINGS:
+        own = reading_records(run0, sizes, "paper", name)
+        for m in NETWORKS:
+            if (v := reading_verdict(own, m, sizes.K, sizes.paper.n)) is not None:
+                found[(name, m)] = v.mean_ratio
+    return min(found, key=found.get) if found else None
 
 
 def _units(gaps: Mapping[Job, Mapping[str, Any]], jobs) -> dict[str, float]:
@@ -114,21 +134,12 @@ def _row(own, method: str, sizes: InitSizes, rung: str, reading: str, K: int, ga
         return None
     laplace = reading_verdict(own, method, K, r.n, oracles=(ORACLE_LAPLACE,))
     nets = {j: rec for j, rec in own.items() if j.method == method}
-    ms = [rec["metrics"] for rec in nets.values()]
-    core = [c for c in (core_seconds(rec) for rec in nets.values()) if c is not None]
-    stops = pd.Series([m.get("stop_reason") for m in ms]).value_counts()
-    target = next(iter(nets)).spec.target_mse
+    row, stops = network_summary(nets, verdict)
+    lead = dict(list(row.items())[:3])
     return {"K": K, "rung": rung, "width": r.width, "batch": r.batch, "n": r.n, "reading": reading,
-            "network": method.removeprefix("mlp-"), "runs": verdict.runs, "MLP / oracle": verdict.mean_ratio,
-            f"within {ORACLE_FACTOR:g}×": f"{verdict.wins} of {verdict.runs}",
-            "verdict": verdict_label(verdict.status, verdict.runs), "MLP / Laplace oracle": laplace.mean_ratio if laplace else np.nan,
-            "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
-            "stopped": ", ".join(f"{int(v)} {k}" for k, v in stops.items()),
-            "updates": int(np.median([m["stop_step"] for m in ms])),
-            "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
-            "core hours per network": float(np.mean(core)) / 3600 if core else np.nan,
-            **_active(nets, gaps, r.width), **_units(gaps, nets), "test MSE": verdict.mean_a, "better oracle": verdict.b.removeprefix("oracle-"),
-            "oracle MSE": verdict.mean_b}
+            "network": method.removeprefix("mlp-"), **lead, "MLP / Laplace oracle": laplace.mean_ratio if laplace else np.nan,
+            "stopped": ", ".join(f"{int(v)} {k}" for k, v in stops.items()), **{k: v for k, v in row.items() if k not in lead},
+            **_active(nets, gaps, r.width), **_units(gaps, nets)}
 
 
 def init_frame(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapping[str, Any]],
@@ -166,7 +177,7 @@ def plot_readings(frame: pd.DataFrame, title: str = ""):
     names = list(READINGS)
     colors, offsets = {"reglu": "tab:red", "relu": "tab:blue"}, {"reglu": -0.12, "relu": 0.12}
     with plots.paper_style():
-        fig, axes = plt.subplots(1, len(RUNGS), figsize=(9.5, 3.8), squeeze=False, layout="constrained", sharey=True)
+        fig, axes = plt.subplots(1, len(RUNGS), figsize=(11, 3.8), squeeze=False, layout="constrained", sharey=True)
         for ax, rung in zip(axes[0], RUNGS):
             rows = frame[frame["rung"] == rung] if not frame.empty else frame
             for net, color in colors.items():
@@ -223,13 +234,21 @@ def _bound_words(frame: pd.DataFrame) -> str:
                      for _, r in rows.iterrows())
 
 
-def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[str, str]:
+def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> Comparison | None:
+    """The default reading's same network on the paper's network over ``row``'s runs alone."""
+    runs = {int(r) for r in row["run ids"].split(", ")}
+    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, "paper", DEFAULT_READING.name)
+    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, sizes.paper.n)
+
+
+def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], profile: str | Profile = "long") -> dict[str, str]:
     """The page's glued words: the sweeps' design, each rung's readings in a sentence, the best
-    reading on the paper's network, and what the recorded cells say of the default."""
+    reading on the paper's network against the default's same network on the same runs
+    (``records``: the cells ``frame`` was built from), and what the recorded cells say of the
+    default."""
     sizes = init_sizes(profile)
-    out = {"ir_K": str(sizes.K), "ir_foot": f"{thousands(sizes.foot.width)} × {thousands(sizes.foot.batch)}, n = {thousands(sizes.foot.n)}",
-           "ir_paper": f"{thousands(sizes.paper.width)} × {thousands(sizes.paper.batch)}, n = {thousands(sizes.paper.n)}",
-           "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_default": DEFAULT_READING.name,
+    out = {f"ir_{rung}": _rung(sizes, rung).label for rung in RUNGS}
+    out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_default": DEFAULT_READING.name,
            "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
     out["ir_bound"] = _bound_words(frame)
@@ -239,11 +258,12 @@ def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[s
         out["ir_decides"] = "no reading other than the default is recorded on the paper's network yet, so this is not decided"
     else:
         best = others.loc[others["MLP / oracle"].idxmin()]
-        default = _best_row(frame, "paper", DEFAULT_READING.name)
+        default = _default_on(records, sizes, best)
         within = (paper["MLP / oracle"] < ORACLE_FACTOR).any()
         out["ir_decides"] = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
                              f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
-                             + (f", against the default's {default['MLP / oracle']:.2f}× ({count(default['runs'], 'run')})" if default is not None else "")
+                             + (f", against {default.mean_ratio:.2f}× for the default's {best['network']} on the same "
+                                f"{count(default.runs, 'run')}" if default is not None else "")
                              + ("; one reading comes within the threshold there" if within else
                                 f"; no reading recorded there comes within {ORACLE_FACTOR:g}× yet"))
     return out
@@ -252,8 +272,6 @@ def init_numbers(frame: pd.DataFrame, profile: str | Profile = "long") -> dict[s
 def init_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: str | Profile = "long") -> list[Claim]:
     """Finding 1b on the paper's network per recorded reading other than the default (the default
     is the ladder's row), the best network of each: a row of the verdict box and the status page."""
-    from .sample_efficiency import CLAIMS
-
     sizes = init_sizes(profile)
     if sizes is None:
         return []
@@ -269,3 +287,56 @@ def init_claims(records: Mapping[Job, Mapping[str, Any]], page: str, profile: st
                                 profile=f"{get_profile(profile).name} (recorded)", width=sizes.paper.width, batch=sizes.paper.batch,
                                 n=sizes.paper.n, detail=f"A.2 read as {name}"))
     return out
+
+
+def best_reading_records(records: Mapping[Job, Mapping[str, Any]], global_records: Mapping[Job, Mapping[str, Any]],
+                         reading: str = BEST_READING, profile: str | Profile = "long") -> dict[Job, Mapping[str, Any]]:
+    """Everything findings 1a, 1b and 2 need on the paper's network under ``reading``, at the
+    question's K and the control K: its networks, the oracles, and the global methods of the same
+    data from ``global_records`` (Figure 2's cells: they do not depend on the network)."""
+    sizes = init_sizes(profile)
+    out: dict[Job, Mapping[str, Any]] = {}
+    for K in _Ks(sizes):
+        out |= reading_records(records, sizes, "paper", reading, K)
+        out |= {j: r for j, r in global_records.items() if j.method in GLOBALS and j.K == K and j.n == sizes.paper.n}
+    return out
+
+
+def _Ks(sizes: InitSizes) -> tuple[int, ...]:
+    return (sizes.K,) if sizes.control_K is None else (sizes.control_K, sizes.K)
+
+
+def best_reading_claims(records: Mapping[Job, Mapping[str, Any]], global_records: Mapping[Job, Mapping[str, Any]], page: str,
+                        reading: str = BEST_READING, profile: str | Profile = "long") -> list[Claim]:
+    """Findings 1a and 2 on the paper's network under ``reading`` (1b is :func:`init_claims`'),
+    judged by Section 3.2's rule with their readings, so that a reading that brings finding 1b
+    closer is seen to keep, or lose, the others."""
+    sizes = init_sizes(profile)
+    if sizes is None:
+        return []
+    own = best_reading_records(records, global_records, reading, profile)
+    if not any(j.method in NETWORKS for j in own):
+        return []
+    Ks, n = _Ks(sizes), sizes.paper.n
+    kept = (CLAIMS["1a"], CLAIMS["2"])
+    found = [c for c in se_claims(findings(own, Ks, n), page, f"{get_profile(profile).name} (recorded)", sizes.paper.width,
+                                  sizes.paper.batch) if c.claim in kept]
+    return [dataclasses.replace(c, detail=f"A.2 read as {reading}") for c in with_readings(found, own, Ks, n, mlps=NETWORKS)]
+
+
+def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame, profile: str | Profile = "long") -> dict[str, str]:
+    """The page's words on ``init-best``: the reading it trains, the run-0 ratios it was chosen
+    by, and each reading's numbers at the control K (``control``: :func:`init_frame` there)."""
+    sizes = init_sizes(profile)
+    run0 = {j: r for j, r in records.items() if j.run == 0}
+    ratios = []
+    for name in PAPER_READINGS:
+        own = reading_records(run0, sizes, "paper", name)
+        ratios += [f"{name} {m.removeprefix('mlp-')} {v.mean_ratio:.2f}×" for m in NETWORKS
+                   if (v := reading_verdict(own, m, sizes.K, sizes.paper.n)) is not None]
+    choice = run0_choice(records, profile)
+    return {"ir_best": BEST_READING, "ir_best_network": BEST_NETWORK.removeprefix("mlp-"),
+            "ir_run0": "; ".join(ratios) or "none recorded yet",
+            "ir_choice": "none recorded yet" if choice is None else f"{choice[0]} ({choice[1].removeprefix('mlp-')})",
+            "ir_control_K": str(sizes.control_K),
+            "ir_control_words": _reading_words(control, "paper")}

@@ -19,7 +19,7 @@ from ...verdicts import Claim, Comparison, best_of, compare, scored_iteration, v
 from ..sample_efficiency import ORACLE_FACTOR, ORACLES
 from .cells import LadderSizes, Rung, ladder_sizes, rung_of
 
-__all__ = ["STOP_REASONS", "rung_verdicts", "ladder_frame", "under_trained", "ladder_claims", "gap_frame", "gap_by_link",
+__all__ = ["STOP_REASONS", "rung_verdicts", "network_summary", "ladder_frame", "under_trained", "ladder_claims", "gap_frame", "gap_by_link",
            "ONE_CLUSTER_SHARE", "gap_robust", "ORACLE_FAIL_FACTOR", "oracle_failures"]
 
 #: how an A.2 network ends (``methods.stop_reason``): a network at the update cap is under-trained
@@ -64,6 +64,24 @@ def _absent_networks(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSize
     return " and ".join(m.removeprefix("mlp-") for m in rung.networks if m not in have)
 
 
+def network_summary(nets: Mapping[Job, Mapping[str, Any]], verdict: Comparison) -> tuple[dict[str, Any], pd.Series]:
+    """One network's row of a finding 1b table from its runs' records ``nets`` and its verdict:
+    the runs, the ratio of the means, the runs within the threshold, the median updates and final
+    training MSE over the A.2 target, the verdict, every run's ratio (and which runs), the means
+    compared and the one-core hours per network; and how many runs stopped by each rule."""
+    ms = [r["metrics"] for r in nets.values()]
+    target = next(iter(nets)).spec.target_mse
+    core = [c for c in (core_seconds(r) for r in nets.values()) if c is not None]
+    row = {"runs": verdict.runs, "MLP / oracle": verdict.mean_ratio, f"within {ORACLE_FACTOR:g}×": f"{verdict.wins} of {verdict.runs}",
+           "updates": int(np.median([m["stop_step"] for m in ms])),
+           "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
+           "verdict": verdict_label(verdict.status, verdict.runs), "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios),
+           "run ids": ", ".join(str(r) for r, _ in verdict.ratios), "test MSE": verdict.mean_a,
+           "better oracle": verdict.b.removeprefix("oracle-"), "oracle MSE": verdict.mean_b,
+           "core hours per network": float(np.mean(core)) / 3600 if core else float("nan")}
+    return row, pd.Series([m.get("stop_reason") for m in ms]).value_counts()
+
+
 def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile) -> pd.DataFrame:
     """One row per (K, rung, network): the knob it moves, the network and n, its runs, its mean
     test MSE, the better oracle and its mean over the same runs' data, the ratio of the means
@@ -81,23 +99,13 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
                 verdict = _rung_verdict(own, rung, K, method) if nets else None
                 if not nets or verdict is None:
                     continue
-                ms = [r["metrics"] for r in nets.values()]
-                stops = pd.Series([m.get("stop_reason") for m in ms]).value_counts()
-                target = next(iter(nets)).spec.target_mse
-                core = [core_seconds(r) for r in nets.values()]
                 # what a reader needs first (the ratio, the runs, how the networks stopped, the
                 # verdict) leads, so that a narrow page shows it before the table scrolls
+                row, stops = network_summary(nets, verdict)
+                lead = dict(list(row.items())[:3])
                 rows.append({"K": K, "rung": i, "knob": rung.knob, "network": method.removeprefix("mlp-"), "width": rung.width,
-                             "batch": rung.batch, "n": rung.n, "runs": verdict.runs, "MLP / oracle": verdict.mean_ratio,
-                             f"within {ORACLE_FACTOR:g}×": f"{verdict.wins} of {verdict.runs}",
-                             **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
-                             "updates": int(np.median([m["stop_step"] for m in ms])),
-                             "train MSE / target": float(np.median([m["train_mse"] for m in ms])) / target,
-                             "verdict": verdict_label(verdict.status, verdict.runs),
-                             "per run": ", ".join(f"{x:.2f}" for _, x in verdict.ratios), "test MSE": verdict.mean_a,
-                             "better oracle": verdict.b.removeprefix("oracle-"), "oracle MSE": verdict.mean_b,
-                             "core hours per network": float(np.mean([c for c in core if c is not None])) / 3600
-                             if any(c is not None for c in core) else float("nan")})
+                             "batch": rung.batch, "n": rung.n, **lead, **{f"stopped: {s}": int(stops.get(s, 0)) for s in STOP_REASONS},
+                             **{k: v for k, v in row.items() if k not in lead}})
     return pd.DataFrame(rows)
 
 
