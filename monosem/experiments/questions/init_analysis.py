@@ -29,7 +29,7 @@ from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
 from .sample_efficiency import claims as se_claims
 
 __all__ = ["RUNGS", "reading_records", "reading_verdict", "run0_choice", "init_frame", "readings_table", "plot_readings",
-           "init_numbers", "init_claims", "best_reading_records", "best_reading_claims", "best_numbers"]
+           "init_numbers", "init_claims", "SUMMARY_COLUMNS", "init_summary", "best_reading_records", "best_reading_claims", "best_numbers"]
 
 #: the rungs the readings are trained on, by the name the page gives them (:class:`InitSizes`'
 #: fields): the ladder's foot, its widest rung at the foot's batch, the paper's network
@@ -159,6 +159,17 @@ def init_frame(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapp
     return pd.DataFrame(rows)
 
 
+#: the columns of :func:`init_frame` a reader needs first (the rest fold under them on the page)
+SUMMARY_COLUMNS = ("rung", "reading", "network", "runs", "MLP / oracle", f"within {ORACLE_FACTOR:g}×", "MLP / Laplace oracle",
+                   "stopped", "updates", "core hours per network", "active %",
+                   "A ≥ .71 within the predictive coordinates, % of active", "units per cluster")
+
+
+def init_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`init_frame`'s leading columns (:data:`SUMMARY_COLUMNS`), one row per network."""
+    return frame[[c for c in SUMMARY_COLUMNS if c in frame]] if not frame.empty else frame
+
+
 def readings_table() -> pd.DataFrame:
     """The registered readings: what each sets, and where it comes from."""
     rows = [{"reading": r.name, "init": r.init, "hidden scale": r.hidden_scale, "readout rate": r.readout_rate,
@@ -197,11 +208,12 @@ def plot_readings(frame: pd.DataFrame, title: str = ""):
             ax.set_xlim(-0.5, len(names) - 0.5)
             r = rows.iloc[0] if not rows.empty else None
             ax.set_title(f"{rung}: {thousands(r['width'])} × {thousands(r['batch'])}, n = {thousands(r['n'])}" if r is not None else rung)
-        axes[0][0].set_ylabel("best MLP / better oracle")
+        axes[0][0].set_ylabel("MLP / better oracle")
         handles = [plt.Line2D([], [], color=c, ls="none", marker="s", label=n) for n, c in (("ReGLU", "tab:red"), ("ReLU", "tab:blue"))]
         handles += [plt.Line2D([], [], color="0.3", ls="none", marker="s", markerfacecolor="none", label="at the update cap"),
-                    plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}× (finding 1b)")]
-        fig.legend(handles=handles, loc="outside lower center", ncol=4)
+                    plt.Line2D([], [], color="0.3", ls="--", label=f"{ORACLE_FACTOR:g}× (finding 1b)"),
+                    plt.Rectangle((0, 0), 1, 1, color="0.3", alpha=0.2, lw=0, label=f"the runs' range (≥ {MIN_RUNS} runs; the point: ratio of means)")]
+        fig.legend(handles=handles, loc="outside lower center", ncol=5)
         if title:
             fig.suptitle(title)
     return fig
