@@ -15,7 +15,7 @@ from monosem.data import model_seed
 from monosem.experiments import recorded
 from monosem.experiments.cache import ResultCache, job_key
 from monosem.experiments.figures import run_figure
-from monosem.experiments.families.networks import MLP_REGLU, load_mlp
+from monosem.experiments.families.networks import MLP_REGLU, MLP_RELU, load_mlp
 from monosem.experiments.questions import init_analysis as ia, init_readings as ir, ladder
 from monosem.experiments.specs import A2_INIT, NetworkInit, spec_config
 from monosem.experiments.sweeps import sweep
@@ -62,8 +62,8 @@ def test_the_sweeps_hold_every_reading_and_the_defaults_are_the_ladders_cells():
     P = get_profile("long")
     screen, paper = ir.screen_jobs(P), ir.paper_jobs(P)
     nets = [j for j in screen if j.method in ir.NETWORKS]
-    assert {ir.reading_of(j).name for j in nets} == set(ir.READINGS)
-    assert len(nets) == 2 * len(ir.READINGS)
+    assert {ir.reading_of(j).name for j in nets if j.method == MLP_REGLU} == set(ir.READINGS)
+    assert {ir.reading_of(j).name for j in nets if j.method == MLP_RELU} == {ir.DEFAULT_READING.name, *ir.SCREEN_RELU}
     lad = set(ladder.ladder_jobs(P))
     defaults = [j for j in screen + paper if j.method in ir.NETWORKS and ir.reading_of(j) == ir.DEFAULT_READING]
     assert defaults and all(j in lad for j in defaults)
@@ -135,6 +135,14 @@ def test_init_best_trains_the_best_reading_beside_the_ladders_cells():
             lad = set(ladder.ladder_jobs(P))
             assert all(j in lad for j in jobs if ir.reading_of(j) == ir.DEFAULT_READING)
             assert set(ir.paper_jobs(P)) & set(best)  # run 0 is init-paper's own cell
+
+
+def test_the_screen_trains_relu_under_the_two_best_readings(long_records):
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    foot = frame[(frame["rung"] == "foot") & (frame["network"] == "reglu") & (frame["reading"] != ir.DEFAULT_READING.name)]
+    assert set(foot["reading"]) == set(ir.READINGS) - {ir.DEFAULT_READING.name}  # every reading screened
+    assert set(foot.nsmallest(2, "MLP / oracle")["reading"]) == set(ir.SCREEN_RELU)
 
 
 def test_the_best_reading_is_the_one_run_0_chose(long_records):

@@ -22,7 +22,7 @@ from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
 from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
 from .finding_readings import GLOBALS, with_readings
-from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes,
+from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, SCREEN_RELU, InitSizes, init_sizes,
                             reading_of)
 from .ladder import network_summary
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
@@ -260,7 +260,7 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
     default."""
     sizes = init_sizes(profile)
     out = {f"ir_{rung}": _rung(sizes, rung).label for rung in RUNGS}
-    out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_default": DEFAULT_READING.name,
+    out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_screen_relu": " and ".join(SCREEN_RELU), "ir_default": DEFAULT_READING.name,
            "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
     out["ir_bound"] = _bound_words(frame)

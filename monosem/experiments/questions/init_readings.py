@@ -12,7 +12,7 @@ under Adam.
 Two sweeps, both on finding 1b's question (K = 50, the ladder's rungs, run 0 unless stated):
 
 * ``init-screen``: every reading at the ladder's foot (the ``long`` profile's Figure 2 network,
-  width 1 024, batch 1 024, n = 50 000), ReGLU and ReLU;
+  width 1 024, batch 1 024, n = 50 000), ReGLU, and ReLU for the two best (:data:`SCREEN_RELU`);
 * ``init-paper``: the readings the screen keeps (:data:`PAPER_READINGS`) on the paper's network
   (4 096 x 4 096, n = 50 000), ReGLU and ReLU;
 * ``init-gap``: a ladder gap cell (:func:`~.ladder.compute_gap`) of every network of both: page
@@ -44,7 +44,7 @@ from ..sweeps import Figure, method_spec, register_figure, with_solver
 from .ladder import GAP, Rung, gap_job, ladder_sizes
 
 __all__ = ["READOUT_RATES", "A2Reading", "READINGS", "register_reading", "DEFAULT_READING", "PAPER_READINGS", "reading_of",
-           "BEST_READING", "BEST_NETWORK", "WIDE_RUNS", "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs",
+           "SCREEN_RELU", "BEST_READING", "BEST_NETWORK", "WIDE_RUNS", "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs",
            "best_jobs", "NETWORKS"]
 
 #: the readout's Adam rate over the other tensors': ``"plain"`` 1; ``"mup"`` A.2's width over the
@@ -115,6 +115,9 @@ register_reading(A2Reading("readout rate x sqrt(d/m)", init="balanced", hidden_s
 PAPER_READINGS = ("mean-field", "balanced x0.1", "readout rate x sqrt(d/m)")
 #: the networks of both sweeps
 NETWORKS = (MLP_REGLU, MLP_RELU)
+#: the readings whose ReLU network the screen trains too: the two whose ReGLU network comes
+#: closest to the oracle at the foot (the test of the recorded cells checks it)
+SCREEN_RELU = ("muP", "balanced x0.1")
 #: the reading ``init-best`` trains: of :data:`PAPER_READINGS`, the one whose better network has
 #: the lowest ratio to the oracle on run 0 of the paper's network, and that network (the test of
 #: the recorded cells checks both against every recorded run 0)
@@ -189,13 +192,14 @@ def _oracles(P: Profile, K: int, n: int, runs: range, n_test: int) -> list[Job]:
 
 def screen_jobs(P: Profile) -> list[Job]:
     """``init-screen``: the oracles of run 0 at the foot, then every reading's ReGLU network there,
-    then every reading's ReLU network (the default reading's are Figure 2's own cells)."""
+    then the ReLU network of the default and of :data:`SCREEN_RELU` (the default reading's are
+    Figure 2's own cells)."""
     s = init_sizes(P)
     if s is None:
         return []
     jobs = _oracles(P, s.K, s.foot.n, range(1), s.n_test)
-    for method in NETWORKS:
-        jobs += [reading_job(P, method, r, s.foot, s.K, 0, s.n_test) for r in READINGS.values()]
+    jobs += [reading_job(P, MLP_REGLU, r, s.foot, s.K, 0, s.n_test) for r in READINGS.values()]
+    jobs += [reading_job(P, MLP_RELU, READINGS[name], s.foot, s.K, 0, s.n_test) for name in (DEFAULT_READING.name, *SCREEN_RELU)]
     return list(dict.fromkeys(jobs))
 
 
