@@ -8,6 +8,7 @@ import dataclasses
 import json
 import math
 
+import pandas as pd
 import pytest
 import torch
 
@@ -220,3 +221,20 @@ def test_a_network_record_holds_both_cosines_and_the_routing_share():
     assert {"frac_A071_predictive", "median_A", "median_A_predictive", "median_off_predictive_norm"} <= set(m)
     assert m["median_A"] <= math.sqrt(1 - m["median_off_predictive_norm"] ** 2) + 0.05
     assert sum(m["specialized_predictive_by_cluster"]) == round(m["frac_A071_predictive"] * m["n_active"])
+
+
+def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
+    sizes = ir.init_sizes("long")
+
+    def frame(*rows):
+        return pd.DataFrame([{"rung": "paper", "reading": r, "network": "reglu", "MLP / oracle": x, "runs": n, "verdict": v,
+                              "run ids": ", ".join(map(str, range(n)))} for r, x, n, v in rows])
+    default = (ir.DEFAULT_READING.name, 9.0, 5, "does not reproduce")
+    some = frame(default, (ir.PAPER_READINGS[0], 4.0, 1, "not settled (1 run)"))
+    assert "not recorded there yet" in ia._decides(some, {}, sizes)
+    every = [(name, 4.0 + i, 1, "not settled (1 run)") for i, name in enumerate(ir.PAPER_READINGS)]
+    assert "fewer than" in ia._decides(frame(default, *every), {}, sizes)
+    five = [(every[0][0], 4.0, 5, "does not reproduce (5 runs)"), *every[1:]]
+    assert "fails on the paper's network under every reading tried" in ia._decides(frame(default, *five), {}, sizes)
+    near = [(every[0][0], 1.5, 1, "indicated (1 run)"), *every[1:]]
+    assert "within 2× there" in ia._decides(frame(default, *near), {}, sizes)

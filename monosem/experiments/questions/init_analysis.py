@@ -253,6 +253,32 @@ def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row:
     return reading_verdict(own, f"mlp-{row['network']}", sizes.K, sizes.paper.n)
 
 
+def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
+    """Where finding 1b stands across the readings on the paper's network, in words: the best
+    reading against the default's same network on the same runs, the kept readings still to
+    record, and, once the best one has a verdict's runs, whether 1b fails under every reading
+    tried (none within the threshold on run 0, the best one's verdict "does not reproduce")."""
+    paper = frame[frame["rung"] == "paper"] if not frame.empty else frame
+    others = paper[paper["reading"] != DEFAULT_READING.name] if not paper.empty else paper
+    if others.empty:
+        return "no reading other than the default is recorded on the paper's network yet, so this is not decided"
+    best = others.loc[others["MLP / oracle"].idxmin()]
+    default = _default_on(records, sizes, best)
+    words = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
+             f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
+             + (f", against {default.mean_ratio:.2f}× for the default's {best['network']} on the same {count(default.runs, 'run')}"
+                if default is not None else ""))
+    missing = [name for name in PAPER_READINGS if name not in set(others["reading"])]
+    if missing:
+        return words + f"; not recorded there yet: {', '.join(missing)}"
+    within = paper[paper["MLP / oracle"] < ORACLE_FACTOR]
+    if not within.empty:
+        return words + f"; within {ORACLE_FACTOR:g}× there: " + ", ".join(f"{r['reading']} ({r['network']})" for _, r in within.iterrows())
+    if best["runs"] >= MIN_RUNS and best["verdict"].startswith("does not reproduce"):
+        return words + f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading']))})"
+    return words + f"; no reading recorded there comes within {ORACLE_FACTOR:g}×, and the best has fewer than {MIN_RUNS} runs"
+
+
 def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], profile: str | Profile = "long") -> dict[str, str]:
     """The page's glued words: the sweeps' design, each rung's readings in a sentence, the best
     reading on the paper's network against the default's same network on the same runs
@@ -264,20 +290,7 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
            "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
     out["ir_bound"] = _bound_words(frame)
-    paper = frame[frame["rung"] == "paper"] if not frame.empty else frame
-    others = paper[paper["reading"] != DEFAULT_READING.name] if not paper.empty else paper
-    if others.empty:
-        out["ir_decides"] = "no reading other than the default is recorded on the paper's network yet, so this is not decided"
-    else:
-        best = others.loc[others["MLP / oracle"].idxmin()]
-        default = _default_on(records, sizes, best)
-        within = (paper["MLP / oracle"] < ORACLE_FACTOR).any()
-        out["ir_decides"] = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
-                             f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
-                             + (f", against {default.mean_ratio:.2f}× for the default's {best['network']} on the same "
-                                f"{count(default.runs, 'run')}" if default is not None else "")
-                             + ("; one reading comes within the threshold there" if within else
-                                f"; no reading recorded there comes within {ORACLE_FACTOR:g}× yet"))
+    out["ir_decides"] = _decides(frame, records, sizes)
     return out
 
 
