@@ -218,10 +218,10 @@ def paper_jobs(P: Profile) -> list[Job]:
 def best_jobs(P: Profile) -> list[Job]:
     """``init-best``, most needed first: runs 1 .. of :data:`BEST_NETWORK` under
     :data:`BEST_READING` on the paper's network (run 0 is ``init-paper``'s), so that finding 1b
-    has a verdict under it; the control K under it (every run of that network, run 0 of the
-    other), so that findings 1a and 2 are judged under it too; :data:`WIDE_RUNS` runs on the
-    widest rung at the foot's batch; then the default reading's cells at the same sizes beside
-    them (the ladder's, every run it has). The oracles of every run are the ladder's cells."""
+    has a verdict under it; :data:`WIDE_RUNS` runs on the widest rung at the foot's batch; the
+    control K under it (every run of that network, run 0 of the other), so that findings 1a and 2
+    are judged under it too; then the default reading's cells at the same sizes beside them (the
+    ladder's, every run it has). The oracles of every run are the ladder's cells."""
     s = init_sizes(P)
     if s is None:
         return []
@@ -231,11 +231,13 @@ def best_jobs(P: Profile) -> list[Job]:
         wide = WIDE_RUNS if reading.name == BEST_READING else s.wide.runs
         nets = (BEST_NETWORK,) if reading.name == BEST_READING else NETWORKS
         jobs += [reading_job(P, m, reading, s.paper, s.K, r, s.n_test) for m in nets for r in range(s.runs)]
+        # the wide rung before the control: a quarter of the paper's step, and the rung where the
+        # default came closest to the oracle
+        jobs += [reading_job(P, BEST_NETWORK, reading, s.wide, s.K, r, s.n_test) for r in range(min(wide, s.runs))]
         if s.control_K is not None:
             control = s.runs if reading.name == BEST_READING else s.paper.control_runs or s.runs
             jobs += [reading_job(P, m, reading, s.paper, s.control_K, r, s.n_test)
                      for m in NETWORKS for r in range(control if m == BEST_NETWORK else 1)]
-        jobs += [reading_job(P, BEST_NETWORK, reading, s.wide, s.K, r, s.n_test) for r in range(min(wide, s.runs))]
     return list(dict.fromkeys(jobs))
 
 
