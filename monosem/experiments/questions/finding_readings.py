@@ -185,7 +185,7 @@ def ladder_with_readings(claims: Iterable[Claim], ladder_records: Mapping, globa
     its rung's networks and oracles, and the global methods of the same data from
     ``global_records`` (Figure 2's cells: the global methods do not depend on the network)."""
     from .ladder import ladder_sizes
-    from .ladder.analysis import _rung_records
+    from .ladder import rung_records
 
     sizes = ladder_sizes(profile)
     K = sizes.Ks[0]
@@ -195,7 +195,7 @@ def ladder_with_readings(claims: Iterable[Claim], ladder_records: Mapping, globa
         if rung is None:
             out.append(c)
             continue
-        own = _rung_records(ladder_records, sizes, rung, K)
+        own = rung_records(ladder_records, sizes, rung, K)
         own |= {j: r for j, r in global_records.items() if j.method in GLOBALS and j.K == K and j.n == rung.n}
         out.append(dataclasses.replace(c, reading=PRIMARY_1B, readings=tuple(readings_1b(own, K, rung.n, rung.networks))))
     return out

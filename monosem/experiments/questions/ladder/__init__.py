@@ -33,7 +33,7 @@ computation, registered on import), ``analysis`` (the tables and verdicts read f
 from __future__ import annotations
 
 from .analysis import (ONE_CLUSTER_SHARE, ORACLE_FAIL_FACTOR, STOP_REASONS, gap_by_link, gap_frame, gap_robust, ladder_claims,
-                       ladder_frame, network_summary, oracle_failures, rung_verdicts, under_trained)
+                       ladder_frame, network_summary, oracle_failures, rung_records, rung_verdicts, under_trained)
 from .cells import (GAP, KNOBS, GapSpec, LadderSizes, Rung, compute_gap, gap_job, gap_jobs, ladder_jobs, ladder_sizes,
                     ready_gap_jobs, rung_of)
 from .figures import plot_ladder
@@ -44,7 +44,7 @@ from .words import ladder_numbers, ladder_setup, oracle_failure_reading, robust_
 from ..sample_efficiency import ORACLE_FACTOR as ORACLE_FACTOR, ORACLES as ORACLES
 from .words import _control_words as _control_words, ladder_reading as ladder_reading
 
-__all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "network_summary", "rung_verdicts",
+__all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_of", "ladder_frame", "network_summary", "rung_records", "rung_verdicts",
            "under_trained", "plot_ladder", "ladder_numbers", "run_reading", "ladder_setup", "ladder_claims",
            "ready_gap_jobs",
            "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust",

@@ -19,14 +19,14 @@ from ...verdicts import Claim, Comparison, best_of, compare, scored_iteration, v
 from ..sample_efficiency import ORACLE_FACTOR, ORACLES
 from .cells import LadderSizes, Rung, ladder_sizes, rung_of
 
-__all__ = ["STOP_REASONS", "rung_verdicts", "network_summary", "ladder_frame", "under_trained", "ladder_claims", "gap_frame", "gap_by_link",
+__all__ = ["STOP_REASONS", "rung_records", "rung_verdicts", "network_summary", "ladder_frame", "under_trained", "ladder_claims", "gap_frame", "gap_by_link",
            "ONE_CLUSTER_SHARE", "gap_robust", "ORACLE_FAIL_FACTOR", "oracle_failures"]
 
 #: how an A.2 network ends (``methods.stop_reason``): a network at the update cap is under-trained
 STOP_REASONS = ("target", "plateau", "cap")
 
 
-def _rung_records(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, rung: Rung, K: int) -> dict:
+def rung_records(records: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, rung: Rung, K: int) -> dict:
     """The records of ``rung`` at ``K``: its networks and both oracles at its n."""
     return {j: r for j, r in records.items()
             if j.K == K and (rung_of(j, sizes) == rung or (j.method in ORACLES and j.n == rung.n))}
@@ -41,14 +41,14 @@ def rung_verdicts(records: Mapping[Job, Mapping[str, Any]], profile: str | Profi
     sizes = ladder_sizes(profile)
     out = []
     for rung in sizes.rungs if sizes else ():
-        verdict = _rung_verdict(_rung_records(records, sizes, rung, K), rung, K, network)
+        verdict = _rung_verdict(rung_records(records, sizes, rung, K), rung, K, network)
         if verdict is not None:
             out.append((rung, verdict))
     return out
 
 
 def _rung_verdict(own: Mapping[Job, Mapping[str, Any]], rung: Rung, K: int, network: str | None) -> Comparison | None:
-    """Finding 1b on one rung from its own records (:func:`_rung_records`); ``None`` without a
+    """Finding 1b on one rung from its own records (:func:`rung_records`); ``None`` without a
     network or an oracle."""
     best = best_of(own, [network] if network else (MLP_REGLU, MLP_RELU), K, rung.n)
     oracle = best_of(own, ORACLES, K, rung.n)
@@ -93,7 +93,7 @@ def ladder_frame(records: Mapping[Job, Mapping[str, Any]], profile: str | Profil
     rows = []
     for K in sizes.Ks if sizes else ():
         for i, rung in enumerate(sizes.rungs):
-            own = _rung_records(records, sizes, rung, K)
+            own = rung_records(records, sizes, rung, K)
             for method in (MLP_REGLU, MLP_RELU):
                 nets = {j: r for j, r in own.items() if j.method == method}
                 verdict = _rung_verdict(own, rung, K, method) if nets else None
@@ -118,7 +118,7 @@ def _per_run_ratios(records, profile: str | Profile, rung: Rung, K: int, method:
     """``[(record, MLP_r / oracle_r)]`` for the runs of ``method`` on ``rung``, against the better
     oracle of the rung (by mean), as :func:`rung_verdicts` pairs them."""
     sizes = ladder_sizes(profile)
-    own = _rung_records(records, sizes, rung, K)
+    own = rung_records(records, sizes, rung, K)
     verdict = dict(rung_verdicts(own, profile, K, network=method)).get(rung)
     if verdict is None:
         return []

@@ -16,7 +16,7 @@ from ...families.networks import MLP_REGLU
 from ...sweeps import method_spec
 from ...verdicts import MIN_RUNS, Comparison, verdict_label
 from ..sample_efficiency import ORACLE_FACTOR
-from .analysis import (ORACLE_FAIL_FACTOR, _absent_networks, _rung_records, gap_by_link, gap_frame, gap_robust, ladder_frame,
+from .analysis import (ORACLE_FAIL_FACTOR, _absent_networks, rung_records, gap_by_link, gap_frame, gap_robust, ladder_frame,
                        oracle_failures, rung_verdicts, under_trained)
 from .cells import KNOBS, LadderSizes, Rung, _max_steps, ladder_jobs, ladder_sizes
 
@@ -205,7 +205,7 @@ def _chosen_on(records: Mapping[Job, Mapping[str, Any]], frame: pd.DataFrame, si
     """Where a rung's networks have different runs, which runs chose its best MLP (:func:`best_of`
     ranks them on the runs they share) and the other network's ratio over its own runs; empty
     where they have the same runs."""
-    runs = {m: {j.run for j in _rung_records(records, sizes, rung, K) if j.method == m} for m in rung.networks}
+    runs = {m: {j.run for j in rung_records(records, sizes, rung, K) if j.method == m} for m in rung.networks}
     runs = {m: r for m, r in runs.items() if r}
     if len(runs) < 2 or len({frozenset(r) for r in runs.values()}) == 1:
         return ""
