@@ -22,7 +22,7 @@ from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
 from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
 from .finding_readings import GLOBALS, with_readings
-from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, SCREEN_RELU, InitSizes, init_sizes,
+from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, LIKELY_READING, PAPER_READINGS, READINGS, SCREEN_RELU, InitSizes, init_sizes,
                             reading_of)
 from .ladder import network_summary
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
@@ -234,6 +234,21 @@ def _reading_words(frame: pd.DataFrame, rung: str) -> str:
     return "; ".join(parts) if parts else "none recorded yet"
 
 
+def _rank_words(frame: pd.DataFrame, reading: str) -> str:
+    """Where ``reading``'s best network ranks among the readings' best networks on each rung
+    (1: closest to the oracle), with its ratio, runs and how it stopped."""
+    parts = []
+    for rung in RUNGS:
+        rows = frame[frame["rung"] == rung] if not frame.empty else frame
+        if rows.empty or reading not in set(rows["reading"]):
+            continue
+        best = rows.groupby("reading")["MLP / oracle"].min().sort_values()
+        own = _best_row(frame, rung, reading)
+        parts.append(f"{rung}: {list(best.index).index(reading) + 1} of {len(best)} ({own['MLP / oracle']:.2f}×, "
+                     f"{count(own['runs'], 'run')}, stopped: {own['stopped']})")
+    return "; ".join(parts) if parts else "not recorded yet"
+
+
 def _bound_words(frame: pd.DataFrame) -> str:
     """Eq. (1)'s specialized share beside the same within the predictive coordinates, and the
     weight off them, for every network where a record holds both."""
@@ -290,6 +305,8 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
            "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
     out["ir_bound"] = _bound_words(frame)
+    out["ir_likely"] = LIKELY_READING
+    out["ir_likely_rank"] = _rank_words(frame, LIKELY_READING)
     out["ir_decides"] = _decides(frame, records, sizes)
     return out
 

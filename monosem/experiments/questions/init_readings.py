@@ -44,7 +44,7 @@ from ..sweeps import Figure, method_spec, register_figure, with_solver
 from .ladder import GAP, Rung, gap_job, ladder_sizes
 
 __all__ = ["READOUT_RATES", "A2Reading", "READINGS", "register_reading", "DEFAULT_READING", "PAPER_READINGS", "reading_of",
-           "SCREEN_RELU", "BEST_READING", "BEST_NETWORK", "WIDE_RUNS", "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs",
+           "SCREEN_RELU", "LIKELY_READING", "BEST_READING", "BEST_NETWORK", "WIDE_RUNS", "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs",
            "best_jobs", "NETWORKS"]
 
 #: the readout's Adam rate over the other tensors': ``"plain"`` 1; ``"mup"`` A.2's width over the
@@ -110,6 +110,9 @@ register_reading(A2Reading("mean-field", init="balanced", mean_field=True,
 register_reading(A2Reading("readout rate x sqrt(d/m)", init="balanced", hidden_scale=0.1, readout_rate="sqrt(d/m)",
                            source="balanced x0.1 with the readout's rate x sqrt(d / width) (the NTK ratio under Adam; page 03's study)"))
 
+#: the reading page 04 argues is the paper's most likely one (a hypothesis, from A.1's words and
+#: Section 4's theory; the page sets its numbers beside the others')
+LIKELY_READING = "mean-field"
 #: the readings trained on the paper's network (the screen keeps them; :mod:`.init_analysis`
 #: shows the screen they were kept by)
 PAPER_READINGS = ("mean-field", "balanced x0.1", "readout rate x sqrt(d/m)")
