@@ -225,13 +225,21 @@ def _best_row(frame: pd.DataFrame, rung: str, reading: str) -> pd.Series | None:
 
 
 def _reading_words(frame: pd.DataFrame, rung: str) -> str:
-    """Each reading's best network on ``rung``: its ratio, runs and verdict, in one sentence."""
-    parts = []
-    for name in READINGS:
-        row = _best_row(frame, rung, name)
-        if row is not None:
-            parts.append(f"{name} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')}, {row['verdict']})")
-    return "; ".join(parts) if parts else "none recorded yet"
+    """The readings' best networks on ``rung`` in one line: how many readings, the closest to the
+    oracle and the furthest (ratio, network, runs), and how many come within the threshold; a
+    single reading's ratio, runs and verdict."""
+    rows = [row for name in READINGS if (row := _best_row(frame, rung, name)) is not None]
+    if not rows:
+        return "none recorded yet"
+
+    def one(row) -> str:
+        return f"{row['reading']} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')})"
+    if len(rows) == 1:
+        return f"{one(rows[0])}, {rows[0]['verdict']}"
+    rows.sort(key=lambda r: r["MLP / oracle"])
+    within = sum(r["MLP / oracle"] < ORACLE_FACTOR for r in rows)
+    return (f"{len(rows)} readings, from {one(rows[0])} to {one(rows[-1])}; "
+            f"{within} of {len(rows)} within {ORACLE_FACTOR:g}×")
 
 
 def _rank_words(frame: pd.DataFrame, reading: str) -> str:
@@ -251,14 +259,18 @@ def _rank_words(frame: pd.DataFrame, reading: str) -> str:
 
 def _bound_words(frame: pd.DataFrame) -> str:
     """Eq. (1)'s specialized share beside the same within the predictive coordinates, and the
-    weight off them, for every network where a record holds both."""
+    weight off them, as ranges over every network where a record holds both."""
     col = "A ≥ .71 within the predictive coordinates, % of active"
     rows = frame[frame[col].notna()] if not frame.empty and col in frame else frame.iloc[0:0]
     if rows.empty:
         return "no recorded network holds the measure within the predictive coordinates yet"
-    return "; ".join(f"{r['reading']} {r['network']} ({r['rung']}): {r['A ≥ .71 % of active']:.1f} % on eq. (1), {r[col]:.1f} % "
-                     f"within the predictive coordinates, {r['median share of |w| off the predictive coordinates']:.0%} of |w| off them"
-                     for _, r in rows.iterrows())
+
+    def span(values, fmt: str) -> str:
+        lo, hi = float(values.min()), float(values.max())
+        return format(lo, fmt) if format(lo, fmt) == format(hi, fmt) else f"{format(lo, fmt)}–{format(hi, fmt)}"
+    return (f"over the {len(rows)} networks that hold both, {span(rows['A ≥ .71 % of active'], '.1f')} % of the active units on "
+            f"eq. (1) against {span(rows[col], '.1f')} % within the predictive coordinates, with a median "
+            f"{span(100 * rows['median share of |w| off the predictive coordinates'], '.0f')} % of |w| off them")
 
 
 def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> Comparison | None:
