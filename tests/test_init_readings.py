@@ -8,6 +8,7 @@ import dataclasses
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -238,3 +239,26 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
     assert "fails on the paper's network under every reading tried" in ia._decides(frame(default, *five), {}, sizes)
     near = [(every[0][0], 1.5, 1, "indicated (1 run)"), *every[1:]]
     assert "within 2× there" in ia._decides(frame(default, *near), {}, sizes)
+
+
+def test_every_readings_ratio_is_recomputed_from_the_cells(long_records):
+    """Each row's ratio rebuilt from the recorded cells alone: the network's test MSE over the
+    better oracle's (lower mean over the same runs, RFM by its best iteration), ratio of means."""
+    from monosem.experiments.verdicts import scored
+
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    sizes = ir.init_sizes("long")
+    assert not frame.empty
+    for _, row in frame.iterrows():
+        rung = getattr(sizes, row["rung"])
+        runs = [int(r) for r in row["run ids"].split(", ")]
+        nets = {j.run: scored(rec, "best") for j, rec in records.items()
+                if j.method == f"mlp-{row['network']}" and j.K == sizes.K and j.n == rung.n
+                and (j.spec.width, j.spec.batch) == (rung.width, rung.batch) and ir.reading_of(j).name == row["reading"]}
+        assert sorted(nets) == runs
+        oracles = {m: {j.run: scored(rec, "best") for j, rec in records.items() if j.method == m and j.K == sizes.K and j.n == rung.n}
+                   for m in ("oracle-rfm", "oracle-laplace")}
+        better = min(oracles, key=lambda m: np.mean([oracles[m][r] for r in runs]))
+        expected = np.mean([nets[r] for r in runs]) / np.mean([oracles[better][r] for r in runs])
+        assert math.isclose(row["MLP / oracle"], expected, rel_tol=1e-9), (row["rung"], row["reading"], row["network"])
