@@ -224,7 +224,9 @@ def best_jobs(P: Profile) -> list[Job]:
     has a verdict under it; :data:`WIDE_RUNS` runs on the widest rung at the foot's batch; the
     control K under it (every run of that network, run 0 of the other), so that findings 1a and 2
     are judged under it too; then the default reading's cells at the same sizes beside them (the
-    ladder's, every run it has). The oracles of every run are the ladder's cells."""
+    ladder's, every run it has). The oracles of every run are the ladder's cells. The runner's
+    plan orders network cells by n, then K (:func:`~..methods.plan`), so a worker that should
+    train the verdict's runs before the control runs ``--K 50`` first."""
     s = init_sizes(P)
     if s is None:
         return []
