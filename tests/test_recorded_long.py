@@ -12,7 +12,7 @@ from monosem.experiments.sweeps import sweep
 
 #: every sweep with recorded cells in the long profile
 LONG_SWEEPS = ("regime", "fig2", "fig6", "fig4", "horizon", "gated-metric", "ladder", "ladder-gap", "oracle-peers", "init-screen",
-               "init-paper", "init-gap")
+               "init-paper", "init-best", "init-gap")
 
 
 @pytest.mark.recorded
