@@ -22,8 +22,8 @@ from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
 from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
 from .finding_readings import GLOBALS, with_readings
-from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, NETWORKS, LIKELY_READING, PAPER_READINGS, READINGS, SCREEN_RELU, InitSizes, init_sizes,
-                            reading_of)
+from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, LIKELY_READING, NETWORKS, PAPER_READINGS, READINGS,
+                            SCREEN_RELU, InitSizes, init_sizes, reading_of)
 from .ladder import network_summary
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
 from .sample_efficiency import claims as se_claims
@@ -69,11 +69,9 @@ def reading_verdict(own: Mapping[Job, Mapping[str, Any]], method: str, K: int, n
     return compare(own, "1b", method, oracle, K, n, threshold=ORACLE_FACTOR)
 
 
-def run0_choice(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile = "long") -> tuple[str, str] | None:
-    """The reading of :data:`PAPER_READINGS` and the network whose run 0 on the paper's network
-    comes closest to the better oracle (the rule :data:`~.init_readings.BEST_READING` is chosen
-    by); ``None`` before any is recorded."""
-    sizes = init_sizes(profile)
+def _run0_ratios(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> dict[tuple[str, str], float]:
+    """Run 0's MLP / better-oracle ratio on the paper's network of every recorded network of
+    :data:`PAPER_READINGS`, by (reading, method)."""
     run0 = {j: r for j, r in records.items() if j.run == 0}
     found = {}
     for name in PAPER_READINGS:
@@ -81,6 +79,14 @@ def run0_choice(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile
         for m in NETWORKS:
             if (v := reading_verdict(own, m, sizes.K, sizes.paper.n)) is not None:
                 found[(name, m)] = v.mean_ratio
+    return found
+
+
+def run0_choice(records: Mapping[Job, Mapping[str, Any]], profile: str | Profile = "long") -> tuple[str, str] | None:
+    """The reading of :data:`PAPER_READINGS` and the network whose run 0 on the paper's network
+    comes closest to the better oracle (the rule :data:`~.init_readings.BEST_READING` is chosen
+    by); ``None`` before any is recorded."""
+    found = _run0_ratios(records, init_sizes(profile))
     return min(found, key=found.get) if found else None
 
 
@@ -313,8 +319,8 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
     default."""
     sizes = init_sizes(profile)
     out = {f"ir_{rung}": _rung(sizes, rung).label for rung in RUNGS}
-    out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS), "ir_screen_relu": " and ".join(SCREEN_RELU), "ir_default": DEFAULT_READING.name,
-           "ir_min_runs": str(MIN_RUNS)}
+    out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS),
+            "ir_screen_relu": " and ".join(SCREEN_RELU), "ir_default": DEFAULT_READING.name, "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
     out["ir_bound"] = _bound_words(frame)
     out["ir_likely"] = LIKELY_READING
@@ -382,13 +388,9 @@ def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame
     """The page's words on ``init-best``: the reading it trains, the run-0 ratios it was chosen
     by, and each reading's numbers at the control K (``control``: :func:`init_frame` there)."""
     sizes = init_sizes(profile)
-    run0 = {j: r for j, r in records.items() if j.run == 0}
-    ratios = []
-    for name in PAPER_READINGS:
-        own = reading_records(run0, sizes, "paper", name)
-        ratios += [f"{name} {m.removeprefix('mlp-')} {v.mean_ratio:.2f}×" for m in NETWORKS
-                   if (v := reading_verdict(own, m, sizes.K, sizes.paper.n)) is not None]
-    choice = run0_choice(records, profile)
+    found = _run0_ratios(records, sizes)
+    ratios = [f"{name} {m.removeprefix('mlp-')} {x:.2f}×" for (name, m), x in found.items()]
+    choice = min(found, key=found.get) if found else None
     return {"ir_best": BEST_READING, "ir_best_network": BEST_NETWORK.removeprefix("mlp-"),
             "ir_run0": "; ".join(ratios) or "none recorded yet",
             "ir_choice": "none recorded yet" if choice is None else f"{choice[0]} ({choice[1].removeprefix('mlp-')})",
