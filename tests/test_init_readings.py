@@ -229,7 +229,7 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
 
     def frame(*rows):
         return pd.DataFrame([{"rung": "paper", "reading": r, "network": "reglu", "MLP / oracle": x, "runs": n, "verdict": v,
-                              "run ids": ", ".join(map(str, range(n)))} for r, x, n, v in rows])
+                              "within 2×": f"{int(x < 2) * n} of {n}", "run ids": ", ".join(map(str, range(n)))} for r, x, n, v in rows])
     default = (ir.DEFAULT_READING.name, 9.0, 5, "does not reproduce")
     some = frame(default, (ir.PAPER_READINGS[0], 4.0, 1, "not settled (1 run)"))
     assert "not recorded there yet" in ia._decides(some, {}, sizes)
@@ -237,6 +237,11 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
     assert "fewer than" in ia._decides(frame(default, *every), {}, sizes)
     five = [(every[0][0], 4.0, 5, "does not reproduce (5 runs)"), *every[1:]]
     assert "fails on the paper's network under every reading tried" in ia._decides(frame(default, *five), {}, sizes)
+    mixed = [(every[0][0], 2.5, 5, "not settled"), *every[1:]]
+    mixed = frame(default, *mixed)
+    mixed.loc[1, "within 2×"] = "2 of 5"
+    words = ia._decides(mixed, {}, sizes)
+    assert "neither reproduces nor fails" in words and "2 of 5 runs are within" in words
     near = [(every[0][0], 1.5, 1, "indicated (1 run)"), *every[1:]]
     assert "within 2× there" in ia._decides(frame(default, *near), {}, sizes)
 

@@ -309,6 +309,10 @@ def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], size
         return words + f"; within {ORACLE_FACTOR:g}× there: " + ", ".join(f"{r['reading']} ({r['network']})" for _, r in within.iterrows())
     if best["runs"] >= MIN_RUNS and best["verdict"].startswith("does not reproduce"):
         return words + f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading']))})"
+    if best["runs"] >= MIN_RUNS:
+        # between the rule's two ends: too many runs within the threshold for "does not reproduce"
+        return words + (f"; no reading recorded there comes within {ORACLE_FACTOR:g}× on the mean, and under the best "
+                        f"one {best[f'within {ORACLE_FACTOR:g}×']} runs are within it, so 1b neither reproduces nor fails there by the rule")
     return words + f"; no reading recorded there comes within {ORACLE_FACTOR:g}×, and the best has fewer than {MIN_RUNS} runs"
 
 
