@@ -267,3 +267,21 @@ def test_every_readings_ratio_is_recomputed_from_the_cells(long_records):
         better = min(oracles, key=lambda m: np.mean([oracles[m][r] for r in runs]))
         expected = np.mean([nets[r] for r in runs]) / np.mean([oracles[better][r] for r in runs])
         assert math.isclose(row["MLP / oracle"], expected, rel_tol=1e-9), (row["rung"], row["reading"], row["network"])
+
+
+def test_the_best_reading_is_paired_with_the_default_run_by_run(long_records):
+    """The page's run-by-run count against the default, rebuilt from the table's per-run ratios."""
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    paper = frame[frame["rung"] == "paper"]
+
+    def per_run(reading, network):
+        row = paper[(paper["reading"] == reading) & (paper["network"] == network)].iloc[0]
+        return dict(zip((int(r) for r in row["run ids"].split(", ")), (float(x) for x in row["per run"].split(", "))))
+
+    best = paper[paper["reading"] != ir.DEFAULT_READING.name].sort_values("MLP / oracle").iloc[0]
+    mine, theirs = per_run(best["reading"], best["network"]), per_run(ir.DEFAULT_READING.name, best["network"])
+    shared = sorted(set(mine) & set(theirs))
+    lower = sum(mine[r] < theirs[r] for r in shared)
+    assert shared
+    assert f"lower in {lower} of {len(shared)} run" in ia._decides(frame, records, ir.init_sizes("long"))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...profiles import Profile, get_profile
-from ...tables import count, thousands
+from ...tables import count, span, thousands
 from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
 from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
@@ -279,11 +279,30 @@ def _bound_words(frame: pd.DataFrame) -> str:
             f"{span(100 * rows['median share of |w| off the predictive coordinates'], '.0f')} % of |w| off them")
 
 
+def _on_runs(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series, reading: str) -> Comparison | None:
+    """``reading``'s network of ``row`` on the paper's network over ``row``'s runs alone."""
+    runs = {int(r) for r in row["run ids"].split(", ")}
+    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, "paper", reading)
+    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, sizes.paper.n)
+
+
 def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> Comparison | None:
     """The default reading's same network on the paper's network over ``row``'s runs alone."""
-    runs = {int(r) for r in row["run ids"].split(", ")}
-    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, "paper", DEFAULT_READING.name)
-    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, sizes.paper.n)
+    return _on_runs(records, sizes, row, DEFAULT_READING.name)
+
+
+def _paired_words(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> str:
+    """Run by run, ``row``'s reading against the default's same network: in how many runs its
+    ratio to the oracle is the lower one, and by what factor (the default's ratio over its)."""
+    mine, default = _on_runs(records, sizes, row, row["reading"]), _default_on(records, sizes, row)
+    if mine is None or default is None:
+        return ""
+    theirs = dict(default.ratios)
+    pairs = [(r, theirs[run]) for run, r in mine.ratios if run in theirs]
+    if not pairs:
+        return ""
+    lower = sum(r < d for r, d in pairs)
+    return f" (lower in {lower} of {count(len(pairs), 'run')}, by {span([d / r for r, d in pairs], '.2f')}×)"
 
 
 def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
@@ -300,7 +319,7 @@ def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], size
     words = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
              f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
              + (f", against {default.mean_ratio:.2f}× for the default's {best['network']} on the same {count(default.runs, 'run')}"
-                if default is not None else ""))
+                + _paired_words(records, sizes, best) if default is not None else ""))
     missing = [name for name in PAPER_READINGS if name not in set(others["reading"])]
     if missing:
         return words + f"; not recorded there yet: {', '.join(missing)}"
