@@ -236,7 +236,9 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
     every = [(name, 4.0 + i, 1, "not settled (1 run)") for i, name in enumerate(ir.PAPER_READINGS)]
     assert "fewer than" in ia._decides(frame(default, *every), {}, sizes)
     five = [(every[0][0], 4.0, 5, "does not reproduce (5 runs)"), *every[1:]]
-    assert "fails on the paper's network under every reading tried" in ia._decides(frame(default, *five), {}, sizes)
+    words = ia._decides(frame(default, *five), {}, sizes)
+    assert "fails on the paper's network under every reading tried" in words
+    assert "the others at 5.00–9.00×, the default on 5 runs and the rest on run 0" in words
     mixed = [(every[0][0], 2.5, 5, "not settled"), *every[1:]]
     mixed = frame(default, *mixed)
     mixed.loc[1, "within 2×"] = "2 of 5"

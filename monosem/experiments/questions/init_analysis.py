@@ -327,7 +327,13 @@ def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], size
     if not within.empty:
         return words + f"; within {ORACLE_FACTOR:g}× there: " + ", ".join(f"{r['reading']} ({r['network']})" for _, r in within.iterrows())
     if best["runs"] >= MIN_RUNS and best["verdict"].startswith("does not reproduce"):
-        return words + f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading']))})"
+        rest = paper.drop(index=best.name)
+        default_runs = paper.loc[paper["reading"] == DEFAULT_READING.name, "runs"]
+        ids = sorted(set(rest.loc[rest["reading"] != DEFAULT_READING.name, "run ids"]))
+        return words + (f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading']))}: "
+                        f"the best on {count(best['runs'], 'run')}, the others at {span(rest['MLP / oracle'], '.2f')}×, "
+                        f"the default on {count(int(default_runs.max()) if len(default_runs) else 0, 'run')} and the rest on "
+                        f"{'run' if ids == ['0'] else 'runs'} {' / '.join(ids)})")
     if best["runs"] >= MIN_RUNS:
         # between the rule's two ends: too many runs within the threshold for "does not reproduce"
         return words + (f"; no reading recorded there comes within {ORACLE_FACTOR:g}× on the mean, and under the best "
