@@ -166,7 +166,8 @@ def init_frame(records: Mapping[Job, Mapping[str, Any]], gaps: Mapping[Job, Mapp
 
 
 #: the columns of :func:`init_frame` a reader needs first (the rest fold under them on the page)
-SUMMARY_COLUMNS = ("rung", "reading", "network", "runs", "MLP / oracle", f"within {ORACLE_FACTOR:g}×", "MLP / Laplace oracle",
+SUMMARY_COLUMNS = ("rung", "reading", "network", "runs", "MLP / oracle", f"within {ORACLE_FACTOR:g}×", "per run",
+                   "MLP / Laplace oracle",
                    "stopped", "updates", "core hours per network", "active %",
                    "A ≥ .71 within the predictive coordinates, % of active", "units per cluster")
 
