@@ -292,11 +292,12 @@ def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row:
     return _on_runs(records, sizes, row, DEFAULT_READING.name)
 
 
-def _paired_words(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> str:
-    """Run by run, ``row``'s reading against the default's same network: in how many runs its
-    ratio to the oracle is the lower one, and by what factor (the default's ratio over its)."""
-    mine, default = _on_runs(records, sizes, row, row["reading"]), _default_on(records, sizes, row)
-    if mine is None or default is None:
+def _paired_words(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series, default: Comparison) -> str:
+    """Run by run, ``row``'s reading against ``default`` (:func:`_default_on` of the same row): in
+    how many runs its ratio to the oracle is the lower one, and by what factor (the default's
+    ratio over its)."""
+    mine = _on_runs(records, sizes, row, row["reading"])
+    if mine is None:
         return ""
     theirs = dict(default.ratios)
     pairs = [(r, theirs[run]) for run, r in mine.ratios if run in theirs]
@@ -320,7 +321,7 @@ def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], size
     words = (f"the best recorded reading on the paper's network is {best['reading']} ({best['network']}, "
              f"{best['MLP / oracle']:.2f}× on {count(best['runs'], 'run')}, {best['verdict']})"
              + (f", against {default.mean_ratio:.2f}× for the default's {best['network']} on the same {count(default.runs, 'run')}"
-                + _paired_words(records, sizes, best) if default is not None else ""))
+                + _paired_words(records, sizes, best, default) if default is not None else ""))
     missing = [name for name in PAPER_READINGS if name not in set(others["reading"])]
     if missing:
         return words + f"; not recorded there yet: {', '.join(missing)}"
