@@ -15,7 +15,7 @@ import torch
 
 from monosem.data import model_seed
 from monosem.experiments import recorded
-from monosem.experiments.cache import ResultCache, job_key
+from monosem.experiments.cache import Job, ResultCache, job_key
 from monosem.experiments.figures import run_figure
 from monosem.experiments.families.networks import MLP_REGLU, MLP_RELU, load_mlp
 from monosem.experiments.questions import init_analysis as ia, init_readings as ir, ladder
@@ -287,3 +287,61 @@ def test_the_best_reading_is_paired_with_the_default_run_by_run(long_records):
     lower = sum(mine[r] < theirs[r] for r in shared)
     assert shared
     assert f"lower in {lower} of {len(shared)} run" in ia._decides(frame, records, ir.init_sizes("long"))
+
+
+def test_the_control_k_has_gap_cells_under_the_best_reading_alone():
+    P, sizes = get_profile("long"), ir.init_sizes("long")
+    control = [g for g in ir.gap_cells(P) if g.K == sizes.control_K]
+    nets = {(g.spec.network.activation, g.run) for g in control}
+    assert nets == {(ir.BEST_NETWORK.removeprefix("mlp-"), r) for r in range(sizes.runs)} | {
+        (m.removeprefix("mlp-"), 0) for m in ir.NETWORKS if m != ir.BEST_NETWORK}
+    assert all(ir.reading_of(Job(f"mlp-{g.spec.network.activation}", g.data, g.spec.network, g.profile)).name == ir.BEST_READING
+               for g in control)
+
+
+def test_the_control_gap_cells_score_the_same_runs_as_the_control_table(long_records):
+    """Each control gap cell of the best network, on its own, gives that run's ratio of means in
+    the control table (the clusters partition the test set); the page's words are those cells'."""
+    records, gaps = long_records
+    sizes = ir.init_sizes("long")
+    control = {g: r for g, r in gaps.items() if g.K == sizes.control_K and g.spec.network.activation == ir.BEST_NETWORK.removeprefix("mlp-")}
+    frame = ia.init_frame(records, gaps, "long", K=sizes.control_K)
+    words = ia.best_numbers(records, frame, "long", gaps)["ir_control_gap"]
+    if not control:
+        assert words == "not recorded yet"
+        pytest.skip("no control gap cell recorded yet")
+    row = frame[(frame["reading"] == ir.BEST_READING) & (frame["network"] == ir.BEST_NETWORK.removeprefix("mlp-"))].iloc[0]
+    per_run = dict(zip((int(r) for r in row["run ids"].split(", ")), (float(x) for x in row["per run"].split(", "))))
+    for g, rec in control.items():
+        alone = ladder.gap_robust(ladder.gap_frame({g: rec})).iloc[0]
+        assert alone["ratio of means"] == pytest.approx(per_run[g.run], abs=0.006), g.run
+    robust = ladder.gap_robust(ladder.gap_frame(control)).iloc[0]
+    assert words.startswith(f"{len(control)} run") and f"{robust['median per-cluster ratio']:.3g}\u00d7" in words
+
+
+def test_the_wide_rungs_words_follow_run_0_and_the_rule(long_records):
+    records, gaps = long_records
+    frame = ia.init_frame(records, gaps, "long")
+    words = ia.init_numbers(frame, records, "long")["ir_wide_words"]
+    row = frame[(frame["rung"] == "wide") & (frame["reading"] == ir.BEST_READING)]
+    if row.empty:
+        pytest.skip("the best reading has no run on the wide rung yet")
+    row = row.iloc[0]
+    assert words.startswith(f"{ir.BEST_READING} {row['MLP / oracle']:.2f}×")
+    if row["runs"] == 1:
+        close = row["MLP / oracle"] < 2
+        assert ("does not come within" in words) is not close
+        assert ir.WIDE_RUNS == (ir.init_sizes("long").runs if close else 1)
+
+
+def test_the_kept_findings_words_name_every_verdict_and_dissent(long_records):
+    records, _ = long_records
+    fig2 = recorded.load_recorded_cells(sweep("fig2", "long"), "long")
+    claims = [c for name in (ir.BEST_READING, ir.DEFAULT_READING.name)
+              for c in ia.best_reading_claims(records, fig2, "04_sample_efficiency", name, "long")]
+    words = ia.kept_words(claims)
+    assert claims and ia.kept_words([]) == "none recorded yet"
+    for c in claims:
+        assert f"under {c.detail.removeprefix('A.2 read as ')}, " in words and c.label in words
+        for r in c.readings:
+            assert (f'"{r.name}" ' in words) is (r.verdict != c.verdict)

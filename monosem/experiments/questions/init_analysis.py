@@ -11,7 +11,7 @@ the paper names both ("a separate RFM or Laplace predictor within each cluster")
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,16 +20,17 @@ from ...profiles import Profile, get_profile
 from ...tables import count, span, thousands
 from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
-from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
+from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare, verdict_label
 from .finding_readings import GLOBALS, with_readings
 from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, LIKELY_READING, NETWORKS, PAPER_READINGS, READINGS,
                             SCREEN_RELU, InitSizes, init_sizes, reading_of)
-from .ladder import network_summary
+from .ladder import gap_frame, gap_robust, gap_robust_words, network_summary
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
 from .sample_efficiency import claims as se_claims
 
 __all__ = ["RUNGS", "reading_records", "reading_verdict", "run0_choice", "init_frame", "readings_table", "plot_readings",
-           "init_numbers", "init_claims", "SUMMARY_COLUMNS", "init_summary", "best_reading_records", "best_reading_claims", "best_numbers"]
+           "init_numbers", "init_claims", "SUMMARY_COLUMNS", "init_summary", "best_reading_records", "best_reading_claims", "best_numbers",
+           "kept_words"]
 
 #: the rungs the readings are trained on, by the name the page gives them (:class:`InitSizes`'
 #: fields): the ladder's foot, its widest rung at the foot's batch, the paper's network
@@ -281,14 +282,14 @@ def _bound_words(frame: pd.DataFrame) -> str:
 
 
 def _on_runs(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series, reading: str) -> Comparison | None:
-    """``reading``'s network of ``row`` on the paper's network over ``row``'s runs alone."""
+    """``reading``'s network of ``row`` on ``row``'s rung over ``row``'s runs alone."""
     runs = {int(r) for r in row["run ids"].split(", ")}
-    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, "paper", reading)
-    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, sizes.paper.n)
+    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, row["rung"], reading)
+    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, _rung(sizes, row["rung"]).n)
 
 
 def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> Comparison | None:
-    """The default reading's same network on the paper's network over ``row``'s runs alone."""
+    """The default reading's same network on ``row``'s rung over ``row``'s runs alone."""
     return _on_runs(records, sizes, row, DEFAULT_READING.name)
 
 
@@ -305,6 +306,29 @@ def _paired_words(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, ro
         return ""
     lower = sum(r < d for r, d in pairs)
     return f" (lower in {lower} of {count(len(pairs), 'run')}, by {span([d / r for r, d in pairs], '.2f')}×)"
+
+
+def _wide_words(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
+    """The widest rung at the foot's batch: the best reading's network against the default's on
+    the same runs, whether run 0 came within the threshold (the rule that trains the further runs
+    there, :data:`~.init_readings.WIDE_RUNS`), and the default's own verdict on every run it has."""
+    row = _best_row(frame[frame["network"] == BEST_NETWORK.removeprefix("mlp-")] if not frame.empty else frame, "wide", BEST_READING)
+    if row is None:
+        return _reading_words(frame, "wide")
+    default = _default_on(records, sizes, row)
+    words = f"{BEST_READING} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')}, {row['verdict']})"
+    if default is not None:
+        words += (f", against {default.mean_ratio:.2f}× for the default on the same {count(default.runs, 'run')}"
+                  + _paired_words(records, sizes, row, default))
+    if row["runs"] == 1:
+        close = row["MLP / oracle"] < ORACLE_FACTOR
+        words += (f"; run 0 {'comes' if close else 'does not come'} within {ORACLE_FACTOR:g}×, "
+                  + ("so the rung trains the verdict's further runs" if close else "so the rung trains no further run under it"))
+    own = _best_row(frame, "wide", DEFAULT_READING.name)
+    if own is not None and own["runs"] > row["runs"]:
+        words += (f"; the default on its {count(own['runs'], 'run')}: {own['MLP / oracle']:.2f}× "
+                  f"({own[f'within {ORACLE_FACTOR:g}×']} within {ORACLE_FACTOR:g}×), {own['verdict']}")
+    return words
 
 
 def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
@@ -353,6 +377,7 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
     out |= {"ir_K": str(sizes.K), "ir_count": str(len(READINGS)), "ir_kept": ", ".join(PAPER_READINGS),
             "ir_screen_relu": " and ".join(SCREEN_RELU), "ir_default": DEFAULT_READING.name, "ir_min_runs": str(MIN_RUNS)}
     out |= {f"ir_{rung}_words": _reading_words(frame, rung) for rung in RUNGS}
+    out["ir_wide_words"] = _wide_words(frame, records, sizes)
     out["ir_bound"] = _bound_words(frame)
     out["ir_likely"] = LIKELY_READING
     out["ir_likely_rank"] = _rank_words(frame, LIKELY_READING)
@@ -415,9 +440,47 @@ def best_reading_claims(records: Mapping[Job, Mapping[str, Any]], global_records
     return [dataclasses.replace(c, detail=f"A.2 read as {reading}") for c in with_readings(found, own, Ks, n, mlps=NETWORKS)]
 
 
-def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame, profile: str | Profile = "long") -> dict[str, str]:
+def kept_words(claims: Sequence[Claim]) -> str:
+    """Findings 1a and 2 under each reading (:func:`best_reading_claims` of each) in one clause per
+    reading: each claim's primary verdict and statistic on the means, with its runs, how many of
+    its other readings agree and each dissenting one's verdict and statistic."""
+    names = {CLAIMS["1a"]: "finding 1a", CLAIMS["2"]: "finding 2"}
+
+    def verb(verdict: str, runs: int, unit: str) -> str:  # "reproduces", "is indicated (1 run)"
+        label = verdict_label(verdict, runs, unit)
+        return label if label.startswith(("reproduces", "does not")) else f"is {label}"
+    by_reading: dict[str, list[str]] = {}
+    for c in claims:
+        stat = "; ".join(f"{p.label}: {p.mean:.3g}" for p in c.parts if p.mean is not None)
+        runs = "" if c.verdict == "indicated" else f", {count(c.runs, c.unit)}"  # the label names them
+        dissent = [f'"{r.name}" {verb(r.verdict, r.runs, c.unit)} at '
+                   + "; ".join(f"{p.mean:.3g}" for p in r.parts if p.mean is not None)
+                   for r in c.readings if r.verdict != c.verdict]
+        note = "" if not c.readings else (f"; {c.agreeing + 1} of {len(c.readings) + 1} readings agree"
+                                          + (f", the others: {', '.join(dissent)}" if dissent else ""))
+        by_reading.setdefault(c.detail.removeprefix("A.2 read as "), []).append(
+            f"{names.get(c.claim, c.claim)} {verb(c.verdict, c.runs, c.unit)} ({stat}{runs}{note})")
+    return "; ".join(f"under {name}, " + " and ".join(parts) for name, parts in by_reading.items()) or "none recorded yet"
+
+
+def _control_gap_words(gaps: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
+    """The best reading's network on the paper's rung at the control K, cluster by cluster (its
+    gap cells): the median cluster against the ratio of means, and the oracle's worst cluster."""
+    nets = {g: Job(f"mlp-{g.spec.network.activation}", g.data, g.spec.network, g.profile) for g in gaps}
+    own = {g: gaps[g] for g, net in nets.items() if net.method == BEST_NETWORK and g.K == sizes.control_K
+           and g.n == sizes.paper.n and (net.spec.width, net.spec.batch) == (sizes.paper.width, sizes.paper.batch)
+           and (found := reading_of(net)) is not None and found.name == BEST_READING}
+    if not own:
+        return "not recorded yet"
+    robust = gap_robust(gap_frame(own))
+    return f"{count(len(own), 'run')}: " + gap_robust_words(robust, robust.iloc[0])
+
+
+def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame, profile: str | Profile = "long",
+                 gaps: Mapping[Job, Mapping[str, Any]] | None = None) -> dict[str, str]:
     """The page's words on ``init-best``: the reading it trains, the run-0 ratios it was chosen
-    by, and each reading's numbers at the control K (``control``: :func:`init_frame` there)."""
+    by, each reading's numbers at the control K (``control``: :func:`init_frame` there) and the
+    best network's there cluster by cluster (from ``gaps``, the ``init-gap`` cells)."""
     sizes = init_sizes(profile)
     found = _run0_ratios(records, sizes)
     ratios = [f"{name} {m.removeprefix('mlp-')} {x:.2f}×" for (name, m), x in found.items()]
@@ -426,4 +489,5 @@ def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame
             "ir_run0": "; ".join(ratios) or "none recorded yet",
             "ir_choice": "none recorded yet" if choice is None else f"{choice[0]} ({choice[1].removeprefix('mlp-')})",
             "ir_control_K": str(sizes.control_K),
-            "ir_control_words": _reading_words(control, "paper")}
+            "ir_control_words": _reading_words(control, "paper"),
+            "ir_control_gap": _control_gap_words(gaps or {}, sizes)}

@@ -257,10 +257,15 @@ register_figure(Figure("init-best", "Finding 1b, and the control K, under the be
 def gap_cells(P: Profile) -> list[Job]:
     """``init-gap``: the gap cell of every network of ``init-screen`` and ``init-paper``, and of
     ``init-best``'s at the question's K (under the default reading these are the ladder's own gap
-    cells; the control K has none, as on the ladder)."""
+    cells) and, under the best reading, at the control K too: there the oracle of one run can fail
+    on one cluster, and its ratio of means then says more about that cluster than about the MLP
+    (the default reading's control networks have none, as on the ladder: their weights are not kept)."""
     s = init_sizes(P)
+    if s is None:
+        return []
     nets = [j for j in dict.fromkeys(screen_jobs(P) + paper_jobs(P) + best_jobs(P)) if j.method in NETWORKS]
-    return [gap_job(j) for j in nets if s is not None and j.K == s.K]
+    return [gap_job(j) for j in nets
+            if j.K == s.K or (j.K == s.control_K and reading_of(j) is not None and reading_of(j).name == BEST_READING)]
 
 
 register_figure(Figure("init-gap", "Every network of the readings against the oracles, cluster by cluster",

@@ -37,7 +37,7 @@ from .analysis import (ONE_CLUSTER_SHARE, ORACLE_FAIL_FACTOR, STOP_REASONS, gap_
 from .cells import (GAP, KNOBS, GapSpec, LadderSizes, Rung, compute_gap, gap_job, gap_jobs, ladder_jobs, ladder_sizes,
                     ready_gap_jobs, rung_of)
 from .figures import plot_ladder
-from .words import ladder_numbers, ladder_setup, oracle_failure_reading, robust_reading, run_reading
+from .words import gap_robust_words, ladder_numbers, ladder_setup, oracle_failure_reading, robust_reading, run_reading
 
 # beside the public names, read through the package (by the tests and page 04): the oracles and
 # finding 1b's factor the ladder judges by, the ladder read along each network, the control's words

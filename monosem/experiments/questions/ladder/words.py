@@ -20,7 +20,7 @@ from .analysis import (ORACLE_FAIL_FACTOR, _absent_networks, rung_records, gap_b
                        oracle_failures, rung_verdicts, under_trained)
 from .cells import KNOBS, LadderSizes, Rung, _max_steps, ladder_jobs, ladder_sizes
 
-__all__ = ["ladder_setup", "ladder_reading", "run_reading", "robust_reading", "oracle_failure_reading", "ladder_numbers"]
+__all__ = ["ladder_setup", "ladder_reading", "run_reading", "robust_reading", "oracle_failure_reading", "gap_robust_words", "ladder_numbers"]
 
 _NAMES = {"reglu": "ReGLU", "relu": "ReLU"}
 
@@ -339,12 +339,12 @@ def _gap_words(gaps: Mapping[Job, Mapping[str, Any]], sizes: LadderSizes, K: int
     robust = gap_robust(at_K)
     return {"ld_gap": (f"{head['network']} {thousands(int(head['width']))} \u00d7 {thousands(int(head['batch']))} at "
                        f"n = {thousands(int(head['n']))}, {count(last['runs'].max(), 'run')}: " + "; ".join(parts)),
-            "ld_gap_robust": _gap_robust_words(robust, head),
+            "ld_gap_robust": gap_robust_words(robust, head),
             "ld_gap_ladder": robust_reading(robust, sizes),
             "ld_oracle_fail": oracle_failure_reading(oracle_failures(at_K))}
 
 
-def _gap_robust_words(robust: pd.DataFrame, head: pd.Series) -> str:
+def gap_robust_words(robust: pd.DataFrame, head: pd.Series) -> str:
     """The gap of ``head``'s network and rung (a row of :func:`gap_by_link`) cluster by cluster: its
     median cluster against its ratio of means, and the oracle's worst cluster (:func:`gap_robust`)."""
     r = robust[(robust["network"] == head["network"]) & (robust["width"] == head["width"])
@@ -354,9 +354,9 @@ def _gap_robust_words(robust: pd.DataFrame, head: pd.Series) -> str:
     without = r["ratio of means without each run's worst"]
     whose = "its run's" if r["runs"] > 1 else "its"
     return (
-        f"the median cluster's MLP / oracle is {r['median per-cluster ratio']:.1f}\u00d7 (quartiles {r['quartiles']}), "
-        f"against {r['ratio of means']:.1f}\u00d7 for the ratio of means; the MLP is below the oracle on "
+        f"the median cluster's MLP / oracle is {r['median per-cluster ratio']:.3g}\u00d7 (quartiles {r['quartiles']}), "
+        f"against {r['ratio of means']:.3g}\u00d7 for the ratio of means; the MLP is below the oracle on "
         f"{r['clusters with MLP below oracle']} of {r['clusters']} clusters{'' if r['runs'] == 1 else ' (all runs)'}. "
         f"The oracle's worst cluster, {worst}, carries {percent(share)} of {whose} "
         f"squared error (oracle {r['oracle there']:.3g}, MLP {r['MLP there']:.3g}); without {each} the ratio of means "
-        f"is {without:.1f}\u00d7")
+        f"is {without:.3g}\u00d7")
