@@ -48,4 +48,4 @@ __all__ = ["KNOBS", "Rung", "LadderSizes", "ladder_sizes", "ladder_jobs", "rung_
            "under_trained", "plot_ladder", "ladder_numbers", "run_reading", "ladder_setup", "ladder_claims",
            "ready_gap_jobs",
            "STOP_REASONS", "GAP", "GapSpec", "gap_job", "compute_gap", "gap_jobs", "gap_frame", "gap_by_link", "gap_robust",
-           "ONE_CLUSTER_SHARE", "robust_reading", "ORACLE_FAIL_FACTOR", "oracle_failures", "oracle_failure_reading"]
+           "ONE_CLUSTER_SHARE", "robust_reading", "ORACLE_FAIL_FACTOR", "oracle_failures", "oracle_failure_reading", "gap_robust_words"]
