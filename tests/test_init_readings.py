@@ -228,7 +228,7 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
     sizes = ir.init_sizes("long")
 
     def frame(*rows):
-        return pd.DataFrame([{"rung": "paper", "reading": r, "network": "reglu", "MLP / oracle": x, "runs": n, "verdict": v,
+        return pd.DataFrame([{"K": sizes.K, "rung": "paper", "reading": r, "network": "reglu", "MLP / oracle": x, "runs": n, "verdict": v,
                               "within 2×": f"{int(x < 2) * n} of {n}", "run ids": ", ".join(map(str, range(n)))} for r, x, n, v in rows])
     default = (ir.DEFAULT_READING.name, 9.0, 5, "does not reproduce")
     some = frame(default, (ir.PAPER_READINGS[0], 4.0, 1, "not settled (1 run)"))
@@ -345,3 +345,21 @@ def test_the_kept_findings_words_name_every_verdict_and_dissent(long_records):
         assert f"under {c.detail.removeprefix('A.2 read as ')}, " in words and c.label in words
         for r in c.readings:
             assert (f'"{r.name}" ' in words) is (r.verdict != c.verdict)
+
+
+def test_the_control_words_pair_the_best_reading_with_the_default_on_its_runs(long_records):
+    records, gaps = long_records
+    sizes = ir.init_sizes("long")
+    frame = ia.init_frame(records, gaps, "long", K=sizes.control_K)
+    words = ia.best_numbers(records, frame, "long", gaps)["ir_control_words"]
+    net = ir.BEST_NETWORK.removeprefix("mlp-")
+    rows = {r["reading"]: r for _, r in frame[frame["network"] == net].iterrows()}
+    if ir.BEST_READING not in rows or ir.DEFAULT_READING.name not in rows:
+        pytest.skip("the control has no pair of readings recorded yet")
+    best, default = rows[ir.BEST_READING], rows[ir.DEFAULT_READING.name]
+    assert words.startswith(f"{ir.BEST_READING} {best['MLP / oracle']:.2f}×")
+    if default["runs"] < best["runs"]:
+        per_run = dict(zip(best["run ids"].split(", "), best["per run"].split(", ")))
+        (run,) = default["run ids"].split(", ")[:1]
+        if default["runs"] == 1:
+            assert f"on the default's run {run}, {per_run[run]}× against its {default['MLP / oracle']:.2f}×" in words

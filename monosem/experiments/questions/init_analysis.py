@@ -282,10 +282,10 @@ def _bound_words(frame: pd.DataFrame) -> str:
 
 
 def _on_runs(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series, reading: str) -> Comparison | None:
-    """``reading``'s network of ``row`` on ``row``'s rung over ``row``'s runs alone."""
-    runs = {int(r) for r in row["run ids"].split(", ")}
-    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, row["rung"], reading)
-    return reading_verdict(own, f"mlp-{row['network']}", sizes.K, _rung(sizes, row["rung"]).n)
+    """``reading``'s network of ``row`` on ``row``'s rung and K over ``row``'s runs alone."""
+    runs, K = {int(r) for r in row["run ids"].split(", ")}, int(row["K"])
+    own = reading_records({j: r for j, r in records.items() if j.run in runs}, sizes, row["rung"], reading, K)
+    return reading_verdict(own, f"mlp-{row['network']}", K, _rung(sizes, row["rung"]).n)
 
 
 def _default_on(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> Comparison | None:
@@ -308,18 +308,41 @@ def _paired_words(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, ro
     return f" (lower in {lower} of {count(len(pairs), 'run')}, by {span([d / r for r, d in pairs], '.2f')}×)"
 
 
+def _against_default(records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes, row: pd.Series) -> str:
+    """``row``'s network (a row of :func:`init_frame`) against the default reading's same network
+    on the same rung, K and runs, run by run (:func:`_paired_words`)."""
+    default = _default_on(records, sizes, row)
+    words = f"{row['reading']} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')}, {row['verdict']})"
+    if default is None:
+        return words
+    paired = _paired_words(records, sizes, row, default)
+    if default.runs == row["runs"]:
+        return words + f", against {default.mean_ratio:.2f}× for the default on the same {count(default.runs, 'run')}" + paired
+    # the default has fewer runs here: both on the default's runs alone
+    ids = [r for r, _ in default.ratios]
+    mine = _on_runs(records, sizes, pd.Series({**row, "run ids": ", ".join(map(str, ids))}), row["reading"])
+    return words + (f"; on the default's {'run' if len(ids) == 1 else 'runs'} {', '.join(map(str, ids))}, "
+                    f"{mine.mean_ratio:.2f}× against its {default.mean_ratio:.2f}×" + paired)
+
+
+def _control_words(control: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
+    """The control K on the paper's network: the best reading's network against the default's on
+    the runs both have (:func:`_against_default`)."""
+    row = _best_row(control[control["network"] == BEST_NETWORK.removeprefix("mlp-")] if not control.empty else control,
+                    "paper", BEST_READING)
+    if row is None:
+        return _reading_words(control, "paper")
+    return _against_default(records, sizes, row)
+
+
 def _wide_words(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
-    """The widest rung at the foot's batch: the best reading's network against the default's on
-    the same runs, whether run 0 came within the threshold (the rule that trains the further runs
-    there, :data:`~.init_readings.WIDE_RUNS`), and the default's own verdict on every run it has."""
+    """The widest rung at the foot's batch: :func:`_against_default` there, whether run 0 came
+    within the threshold (the rule that trains the further runs there,
+    :data:`~.init_readings.WIDE_RUNS`), and the default's own verdict on every run it has."""
     row = _best_row(frame[frame["network"] == BEST_NETWORK.removeprefix("mlp-")] if not frame.empty else frame, "wide", BEST_READING)
     if row is None:
         return _reading_words(frame, "wide")
-    default = _default_on(records, sizes, row)
-    words = f"{BEST_READING} {row['MLP / oracle']:.2f}× ({row['network']}, {count(row['runs'], 'run')}, {row['verdict']})"
-    if default is not None:
-        words += (f", against {default.mean_ratio:.2f}× for the default on the same {count(default.runs, 'run')}"
-                  + _paired_words(records, sizes, row, default))
+    words = _against_default(records, sizes, row)
     if row["runs"] == 1:
         close = row["MLP / oracle"] < ORACLE_FACTOR
         words += (f"; run 0 {'comes' if close else 'does not come'} within {ORACLE_FACTOR:g}×, "
@@ -489,5 +512,5 @@ def best_numbers(records: Mapping[Job, Mapping[str, Any]], control: pd.DataFrame
             "ir_run0": "; ".join(ratios) or "none recorded yet",
             "ir_choice": "none recorded yet" if choice is None else f"{choice[0]} ({choice[1].removeprefix('mlp-')})",
             "ir_control_K": str(sizes.control_K),
-            "ir_control_words": _reading_words(control, "paper"),
+            "ir_control_words": _control_words(control, records, sizes),
             "ir_control_gap": _control_gap_words(gaps or {}, sizes)}
