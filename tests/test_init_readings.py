@@ -18,7 +18,7 @@ from monosem.experiments import recorded
 from monosem.experiments.cache import Job, ResultCache, job_key
 from monosem.experiments.figures import run_figure
 from monosem.experiments.families.networks import MLP_REGLU, MLP_RELU, load_mlp
-from monosem.experiments.questions import init_analysis as ia, init_readings as ir, ladder
+from monosem.experiments.questions import init_analysis as ia, init_readings as ir, init_words as iw, ladder
 from monosem.experiments.specs import A2_INIT, NetworkInit, spec_config
 from monosem.experiments.sweeps import sweep
 from monosem.models import MLPStack
@@ -170,7 +170,7 @@ def test_every_recorded_reading_is_judged_by_the_one_rule(long_records):
     claims = ia.init_claims(records, "04_sample_efficiency", "long")
     for c in claims:
         assert c.recomputed() == c.verdict and "A.2 read as" in c.scale
-    numbers = ia.init_numbers(frame, records, "long")
+    numbers = iw.init_numbers(frame, records, "long")
     assert numbers["ir_K"] == "50" and numbers["ir_count"] == str(len(ir.READINGS))
     json.dumps(numbers)
 
@@ -232,20 +232,20 @@ def test_the_page_says_1b_fails_under_every_reading_only_when_it_does():
                               "within 2×": f"{int(x < 2) * n} of {n}", "run ids": ", ".join(map(str, range(n)))} for r, x, n, v in rows])
     default = (ir.DEFAULT_READING.name, 9.0, 5, "does not reproduce")
     some = frame(default, (ir.PAPER_READINGS[0], 4.0, 1, "not settled (1 run)"))
-    assert "not recorded there yet" in ia._decides(some, {}, sizes)
+    assert "not recorded there yet" in iw._decides(some, {}, sizes)
     every = [(name, 4.0 + i, 1, "not settled (1 run)") for i, name in enumerate(ir.PAPER_READINGS)]
-    assert "fewer than" in ia._decides(frame(default, *every), {}, sizes)
+    assert "fewer than" in iw._decides(frame(default, *every), {}, sizes)
     five = [(every[0][0], 4.0, 5, "does not reproduce (5 runs)"), *every[1:]]
-    words = ia._decides(frame(default, *five), {}, sizes)
+    words = iw._decides(frame(default, *five), {}, sizes)
     assert "fails on the paper's network under every reading tried" in words
     assert "the others at 5.00–9.00×, the default on 5 runs and the rest on run 0" in words
     mixed = [(every[0][0], 2.5, 5, "not settled"), *every[1:]]
     mixed = frame(default, *mixed)
     mixed.loc[1, "within 2×"] = "2 of 5"
-    words = ia._decides(mixed, {}, sizes)
+    words = iw._decides(mixed, {}, sizes)
     assert "neither reproduces nor fails" in words and "2 of 5 runs are within" in words
     near = [(every[0][0], 1.5, 1, "indicated (1 run)"), *every[1:]]
-    assert "within 2× there" in ia._decides(frame(default, *near), {}, sizes)
+    assert "within 2× there" in iw._decides(frame(default, *near), {}, sizes)
 
 
 def test_every_readings_ratio_is_recomputed_from_the_cells(long_records):
@@ -286,7 +286,7 @@ def test_the_best_reading_is_paired_with_the_default_run_by_run(long_records):
     shared = sorted(set(mine) & set(theirs))
     lower = sum(mine[r] < theirs[r] for r in shared)
     assert shared
-    assert f"lower in {lower} of {len(shared)} run" in ia._decides(frame, records, ir.init_sizes("long"))
+    assert f"lower in {lower} of {len(shared)} run" in iw._decides(frame, records, ir.init_sizes("long"))
 
 
 def test_the_control_k_has_gap_cells_under_the_best_reading_alone():
@@ -306,7 +306,7 @@ def test_the_control_gap_cells_score_the_same_runs_as_the_control_table(long_rec
     sizes = ir.init_sizes("long")
     control = {g: r for g, r in gaps.items() if g.K == sizes.control_K and g.spec.network.activation == ir.BEST_NETWORK.removeprefix("mlp-")}
     frame = ia.init_frame(records, gaps, "long", K=sizes.control_K)
-    words = ia.best_numbers(records, frame, "long", gaps)["ir_control_gap"]
+    words = iw.best_numbers(records, frame, "long", gaps)["ir_control_gap"]
     if not control:
         assert words == "not recorded yet"
         pytest.skip("no control gap cell recorded yet")
@@ -322,7 +322,7 @@ def test_the_control_gap_cells_score_the_same_runs_as_the_control_table(long_rec
 def test_the_wide_rungs_words_follow_run_0_and_the_rule(long_records):
     records, gaps = long_records
     frame = ia.init_frame(records, gaps, "long")
-    words = ia.init_numbers(frame, records, "long")["ir_wide_words"]
+    words = iw.init_numbers(frame, records, "long")["ir_wide_words"]
     row = frame[(frame["rung"] == "wide") & (frame["reading"] == ir.BEST_READING)]
     if row.empty:
         pytest.skip("the best reading has no run on the wide rung yet")
@@ -339,8 +339,8 @@ def test_the_kept_findings_words_name_every_verdict_and_dissent(long_records):
     fig2 = recorded.load_recorded_cells(sweep("fig2", "long"), "long")
     claims = [c for name in (ir.BEST_READING, ir.DEFAULT_READING.name)
               for c in ia.best_reading_claims(records, fig2, "04_sample_efficiency", name, "long")]
-    words = ia.kept_words(claims)
-    assert claims and ia.kept_words([]) == "none recorded yet"
+    words = iw.kept_words(claims)
+    assert claims and iw.kept_words([]) == "none recorded yet"
     for c in claims:
         assert f"under {c.detail.removeprefix('A.2 read as ')}, " in words and c.label in words
         for r in c.readings:
@@ -351,7 +351,7 @@ def test_the_control_words_pair_the_best_reading_with_the_default_on_its_runs(lo
     records, gaps = long_records
     sizes = ir.init_sizes("long")
     frame = ia.init_frame(records, gaps, "long", K=sizes.control_K)
-    words = ia.best_numbers(records, frame, "long", gaps)["ir_control_words"]
+    words = iw.best_numbers(records, frame, "long", gaps)["ir_control_words"]
     net = ir.BEST_NETWORK.removeprefix("mlp-")
     rows = {r["reading"]: r for _, r in frame[frame["network"] == net].iterrows()}
     if ir.BEST_READING not in rows or ir.DEFAULT_READING.name not in rows:

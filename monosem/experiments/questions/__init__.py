@@ -13,6 +13,8 @@ module                   question (page)
                          network to the paper's, one module per seam: cells, analysis,
                          figures, words (04)
 ``init_readings``        finding 1b under each reading of A.2's initialization (04)
+``init_analysis``        its tables, verdicts and figure, read from the cells (04)
+``init_words``           its page's words (04)
 ``learned_gates``        Figure 4: MLP-gated local predictors (05)
 ``gated_metric``         when and why the gated RFM's metric updates hurt at K = 2 (05)
 ``theorem1_dynamics``    Theorem 1, part II: the dynamics of Lemmas 7-9 (07)

@@ -23,7 +23,7 @@ Two sweeps, both on finding 1b's question (K = 50, the ladder's rungs, run 0 unl
 
 Under the default reading both are the ladder's own cells (one key, one computation). The
 oracles of each cell's data are the ladder's too. What the cells show is read by
-:mod:`.init_analysis`.
+:mod:`.init_analysis` (tables, verdicts, figure) and put in words by :mod:`.init_words`.
 """
 
 from __future__ import annotations
