@@ -217,14 +217,15 @@ def kept_words(claims: Sequence[Claim]) -> str:
     by_reading: dict[str, list[str]] = {}
     for c in claims:
         stat = "; ".join(f"{p.label}: {p.mean:.3g}" for p in c.parts if p.mean is not None)
-        runs = "" if c.verdict == "indicated" else f", {count(c.runs, c.unit)}"  # the label names them
+        # the runs lead, so that they read as the claim's and not the last K's; an indicated label names them
+        runs = "" if c.verdict == "indicated" else f"{count(c.runs, c.unit)}; "
         dissent = [f'"{r.name}" {verb(r.verdict, r.runs, c.unit)} at '
                    + "; ".join(f"{p.mean:.3g}" for p in r.parts if p.mean is not None)
                    for r in c.readings if r.verdict != c.verdict]
         note = "" if not c.readings else (f"; {c.agreeing + 1} of {len(c.readings) + 1} readings agree"
                                           + (f", the others: {', '.join(dissent)}" if dissent else ""))
         by_reading.setdefault(c.detail.removeprefix("A.2 read as "), []).append(
-            f"{names.get(c.claim, c.claim)} {verb(c.verdict, c.runs, c.unit)} ({stat}{runs}{note})")
+            f"{names.get(c.claim, c.claim)} {verb(c.verdict, c.runs, c.unit)} ({runs}{stat}{note})")
     return "; ".join(f"under {name}, " + " and ".join(parts) for name, parts in by_reading.items()) or "none recorded yet"
 
 
