@@ -363,3 +363,21 @@ def test_the_control_words_pair_the_best_reading_with_the_default_on_its_runs(lo
         (run,) = default["run ids"].split(", ")[:1]
         if default["runs"] == 1:
             assert f"on the default's run {run}, {per_run[run]}× against its {default['MLP / oracle']:.2f}×" in words
+
+
+def test_a_reading_that_coincides_with_the_default_shares_its_cells(long_records):
+    records, gaps = long_records
+    sizes = ir.init_sizes("long")
+    width = sizes.paper.width
+    same = ir.same_as_default(width)
+    for name in same:
+        assert ir.READINGS[name].start(width) == ir.DEFAULT_READING.start(width)
+        assert ir.READINGS[name].start(sizes.foot.width) != ir.DEFAULT_READING.start(sizes.foot.width)
+        assert name not in ir.PAPER_READINGS  # it would train the default's cells again
+    assert set(ir.READINGS) - {ir.DEFAULT_READING.name} - set(same) >= set(ir.PAPER_READINGS)
+    frame = ia.init_frame(records, gaps, "long")
+    words = iw.init_numbers(frame, records, "long")
+    assert all(words["ir_same"].count(f"{name} starts every network") == 1 for name in same)
+    if "fails on the paper's network under every reading tried" in words["ir_decides"]:
+        tried = len(set(frame.loc[frame["rung"] == "paper", "reading"])) + len(same)
+        assert f"every reading tried ({tried}: " in words["ir_decides"]

@@ -22,7 +22,8 @@ from ..cache import Job
 from ..families.kernels import ORACLE_LAPLACE
 from ..verdicts import MIN_RUNS, Claim, Comparison, best_of, compare
 from .finding_readings import GLOBALS, with_readings
-from .init_readings import BEST_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes, reading_of
+from .init_readings import (BEST_READING, DEFAULT_READING, NETWORKS, PAPER_READINGS, READINGS, InitSizes, init_sizes, reading_of,
+                            same_as_default)
 from .ladder import network_summary
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR, ORACLES, findings
 from .sample_efficiency import claims as se_claims
@@ -207,6 +208,10 @@ def plot_readings(frame: pd.DataFrame, title: str = ""):
                     capped = "cap" in row["stopped"]
                     ax.plot([x], [row["MLP / oracle"]], ls="none", marker="s", ms=6, color=color,
                             markerfacecolor="none" if capped else color)
+            if not rows.empty:  # a reading that starts this width's networks as the default does has its cells
+                for name in same_as_default(int(rows.iloc[0]["width"])):
+                    ax.text(names.index(name), 0.5, f"= {DEFAULT_READING.name}", transform=ax.get_xaxis_transform(),
+                            rotation=90, ha="center", va="center", fontsize=7, color="0.35")
             ax.axhline(ORACLE_FACTOR, color="0.3", ls="--", lw=1)
             ax.axhline(1.0, color="0.6", ls=":", lw=1)
             ax.set_yscale("log")

@@ -43,7 +43,7 @@ from ..specs import MIXED_LINK_D, DataSpec, NetworkInit
 from ..sweeps import Figure, method_spec, register_figure, with_solver
 from .ladder import GAP, Rung, gap_job, ladder_sizes
 
-__all__ = ["READOUT_RATES", "A2Reading", "READINGS", "register_reading", "DEFAULT_READING", "PAPER_READINGS", "reading_of",
+__all__ = ["READOUT_RATES", "A2Reading", "READINGS", "register_reading", "DEFAULT_READING", "PAPER_READINGS", "reading_of", "same_as_default",
            "SCREEN_RELU", "LIKELY_READING", "BEST_READING", "BEST_NETWORK", "WIDE_RUNS", "InitSizes", "init_sizes", "reading_job", "screen_jobs", "paper_jobs",
            "best_jobs", "NETWORKS"]
 
@@ -138,6 +138,14 @@ def reading_of(job: Job) -> A2Reading | None:
     if start is None:
         return None
     return next((r for r in READINGS.values() if r.start(job.spec.width) == start), None)
+
+
+def same_as_default(width: int) -> tuple[str, ...]:
+    """The readings other than the default that start a network of ``width`` units exactly as the
+    default does, so that the default's cells at that width are theirs (muP at the paper's width,
+    where its readout rate factor, paper width / width, is 1)."""
+    base = DEFAULT_READING.start(width)
+    return tuple(name for name, r in READINGS.items() if name != DEFAULT_READING.name and r.start(width) == base)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..cache import Job
 from ..verdicts import MIN_RUNS, Claim, Comparison, verdict_label
 from .init_analysis import RUNGS, reading_records, reading_verdict, run0_ratios
 from .init_readings import (BEST_NETWORK, BEST_READING, DEFAULT_READING, LIKELY_READING, PAPER_READINGS, READINGS, SCREEN_RELU,
-                            InitSizes, init_sizes, reading_of)
+                            InitSizes, init_sizes, reading_of, same_as_default)
 from .ladder import gap_frame, gap_robust, gap_robust_words
 from .sample_efficiency import CLAIMS, ORACLE_FACTOR
 
@@ -151,6 +151,33 @@ def _wide_words(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], s
     return words
 
 
+def _same_words(frame: pd.DataFrame, sizes: InitSizes) -> str:
+    """The readings that coincide with the default on the paper's width (:func:`same_as_default`),
+    in words: the rungs they share with it, their readout rate factor there and at the foot, and
+    their networks against the default's at the foot on the same run."""
+    width = sizes.paper.width
+    parts = []
+    for name in same_as_default(width):
+        shared = [rung for rung in RUNGS if getattr(sizes, rung).width == width]
+        foot = READINGS[name].start(sizes.foot.width).readout_lr / DEFAULT_READING.start(sizes.foot.width).readout_lr
+        words = (f"{name} starts every network of width {width:,}".replace(",", " ")
+                 + f" ({' and '.join(shared)} rungs) exactly as the default does: its readout rate factor is "
+                 f"{READINGS[name].start(width).readout_lr:g} there, so the default's networks there are its networks")
+        pairs = []
+        for net in ("reglu", "relu"):
+            own = frame[(frame["rung"] == "foot") & (frame["reading"] == name) & (frame["network"] == net)] if not frame.empty else frame
+            base = frame[(frame["rung"] == "foot") & (frame["reading"] == DEFAULT_READING.name) & (frame["network"] == net)] \
+                if not frame.empty else frame
+            if not own.empty and not base.empty:
+                pairs.append((f"{own['MLP / oracle'].iloc[0]:.2f}× ({net})", f"{base['MLP / oracle'].iloc[0]:.2f}×"))
+        words += (f"; at the foot (width {sizes.foot.width:,}".replace(",", " ")
+                  + f") its readout moves at {foot:g}× the default's rate"
+                  + (f", and on run 0 there its networks come to {' and '.join(p[0] for p in pairs)} the oracle, against the "
+                     f"default's {' and '.join(p[1] for p in pairs)}" if pairs else ""))
+        parts.append(words)
+    return "; ".join(parts) or f"no other reading starts a network of width {width} as the default does"
+
+
 def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
     """Where finding 1b stands across the readings on the paper's network, in words: the best
     reading against the default's same network on the same runs, the kept readings still to
@@ -176,10 +203,12 @@ def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], size
         rest = paper.drop(index=best.name)
         default_runs = paper.loc[paper["reading"] == DEFAULT_READING.name, "runs"]
         ids = sorted(set(rest.loc[rest["reading"] != DEFAULT_READING.name, "run ids"]))
-        return words + (f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading']))}: "
+        same = same_as_default(sizes.paper.width)
+        alias = f"; {' and '.join(same)} {'is' if len(same) == 1 else 'are'} the default at this width" if same else ""
+        return words + (f"; so finding 1b fails on the paper's network under every reading tried ({len(set(paper['reading'])) + len(same)}: "
                         f"the best on {count(best['runs'], 'run')}, the others at {span(rest['MLP / oracle'], '.2f')}×, "
                         f"the default on {count(int(default_runs.max()) if len(default_runs) else 0, 'run')} and the rest on "
-                        f"{'run' if ids == ['0'] else 'runs'} {' / '.join(ids)})")
+                        f"{'run' if ids == ['0'] else 'runs'} {' / '.join(ids)}{alias})")
     if best["runs"] >= MIN_RUNS:
         # between the rule's two ends: too many runs within the threshold for "does not reproduce"
         return words + (f"; no reading recorded there comes within {ORACLE_FACTOR:g}× on the mean, and under the best "
@@ -202,6 +231,7 @@ def init_numbers(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], 
     out["ir_likely"] = LIKELY_READING
     out["ir_likely_rank"] = _rank_words(frame, LIKELY_READING)
     out["ir_decides"] = _decides(frame, records, sizes)
+    out["ir_same"] = _same_words(frame, sizes)
     return out
 
 
