@@ -273,7 +273,7 @@ def gap_cells(P: Profile) -> list[Job]:
         return []
     nets = [j for j in dict.fromkeys(screen_jobs(P) + paper_jobs(P) + best_jobs(P)) if j.method in NETWORKS]
     return [gap_job(j) for j in nets
-            if j.K == s.K or (j.K == s.control_K and reading_of(j) is not None and reading_of(j).name == BEST_READING)]
+            if j.K == s.K or (j.K == s.control_K and (found := reading_of(j)) is not None and found.name == BEST_READING)]
 
 
 register_figure(Figure("init-gap", "Every network of the readings against the oracles, cluster by cluster",

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ...profiles import Profile
-from ...tables import count, span
+from ...tables import count, span, thousands
 from ..cache import Job
 from ..verdicts import MIN_RUNS, Claim, Comparison, verdict_label
 from .init_analysis import RUNGS, reading_records, reading_verdict, run0_ratios
@@ -69,10 +69,6 @@ def _bound_words(frame: pd.DataFrame) -> str:
     rows = frame[frame[col].notna()] if not frame.empty and col in frame else frame.iloc[0:0]
     if rows.empty:
         return "no recorded network holds the measure within the predictive coordinates yet"
-
-    def span(values, fmt: str) -> str:
-        lo, hi = float(values.min()), float(values.max())
-        return format(lo, fmt) if format(lo, fmt) == format(hi, fmt) else f"{format(lo, fmt)}–{format(hi, fmt)}"
     return (f"over the {len(rows)} networks that hold both, {span(rows['A ≥ .71 % of active'], '.1f')} % of the active units on "
             f"eq. (1) against {span(rows[col], '.1f')} % within the predictive coordinates, with a median "
             f"{span(100 * rows['median share of |w| off the predictive coordinates'], '.0f')} % of |w| off them")
@@ -155,27 +151,24 @@ def _same_words(frame: pd.DataFrame, sizes: InitSizes) -> str:
     """The readings that coincide with the default on the paper's width (:func:`same_as_default`),
     in words: the rungs they share with it, their readout rate factor there and at the foot, and
     their networks against the default's at the foot on the same run."""
-    width = sizes.paper.width
+    width, foot = sizes.paper.width, sizes.foot.width
+    shared = [rung for rung in RUNGS if getattr(sizes, rung).width == width]
+
+    def at_foot(reading: str, net: str) -> float | None:
+        rows = frame[(frame["rung"] == "foot") & (frame["reading"] == reading) & (frame["network"] == net)] if not frame.empty else frame
+        return None if rows.empty else rows["MLP / oracle"].iloc[0]
     parts = []
     for name in same_as_default(width):
-        shared = [rung for rung in RUNGS if getattr(sizes, rung).width == width]
-        foot = READINGS[name].start(sizes.foot.width).readout_lr / DEFAULT_READING.start(sizes.foot.width).readout_lr
-        words = (f"{name} starts every network of width {width:,}".replace(",", " ")
-                 + f" ({' and '.join(shared)} rungs) exactly as the default does: its readout rate factor is "
-                 f"{READINGS[name].start(width).readout_lr:g} there, so the default's networks there are its networks")
-        pairs = []
-        for net in ("reglu", "relu"):
-            own = frame[(frame["rung"] == "foot") & (frame["reading"] == name) & (frame["network"] == net)] if not frame.empty else frame
-            base = frame[(frame["rung"] == "foot") & (frame["reading"] == DEFAULT_READING.name) & (frame["network"] == net)] \
-                if not frame.empty else frame
-            if not own.empty and not base.empty:
-                pairs.append((f"{own['MLP / oracle'].iloc[0]:.2f}× ({net})", f"{base['MLP / oracle'].iloc[0]:.2f}×"))
-        words += (f"; at the foot (width {sizes.foot.width:,}".replace(",", " ")
-                  + f") its readout moves at {foot:g}× the default's rate"
-                  + (f", and on run 0 there its networks come to {' and '.join(p[0] for p in pairs)} the oracle, against the "
-                     f"default's {' and '.join(p[1] for p in pairs)}" if pairs else ""))
-        parts.append(words)
-    return "; ".join(parts) or f"no other reading starts a network of width {width} as the default does"
+        factor = READINGS[name].start(foot).readout_lr / DEFAULT_READING.start(foot).readout_lr
+        pairs = [(f"{own:.2f}× ({net})", f"{base:.2f}×") for net in ("reglu", "relu")
+                 if (own := at_foot(name, net)) is not None and (base := at_foot(DEFAULT_READING.name, net)) is not None]
+        parts.append(f"{name} starts every network of width {thousands(width)} ({' and '.join(shared)} rungs) exactly as the "
+                     f"default does: its readout rate factor is {READINGS[name].start(width).readout_lr:g} there, so the default's "
+                     f"networks there are its networks; at the foot (width {thousands(foot)}) its readout moves at {factor:g}× "
+                     "the default's rate"
+                     + (f", and on run 0 there its networks come to {' and '.join(p[0] for p in pairs)} the oracle, against the "
+                        f"default's {' and '.join(p[1] for p in pairs)}" if pairs else ""))
+    return "; ".join(parts) or f"no other reading starts a network of width {thousands(width)} as the default does"
 
 
 def _decides(frame: pd.DataFrame, records: Mapping[Job, Mapping[str, Any]], sizes: InitSizes) -> str:
